@@ -1,0 +1,72 @@
+# hetplan -- one non-recursive Makefile.
+#   make            library and the hetplan tool (build/)
+#   make demo       build, then plan and evaluate the bundled examples
+#   make test       warnings-fatal build, then the whole test suite (what CI runs)
+#   make check-asan the test suite under AddressSanitizer + UBSan (build/asan/)
+#   make deps       install the Debian packages the project needs (as root)
+# Optional parts are switches: CUDA_HOME (the GPU profiler, built only where the
+# toolkit is), BUILD (output folder), XCFLAGS (extra flags).
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+BUILD    ?= build
+XCFLAGS  ?=
+XLDFLAGS ?=
+WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wwrite-strings -Wpointer-arith -Wformat=2
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -Iinclude $(shell pkg-config --cflags libcjson 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm
+
+LIB_SRCS  := $(wildcard src/*.c formulation/*.c solvers/*.c)
+CLI_SRCS  := $(wildcard src/cli/*.c)
+TEST_SRCS := $(wildcard tests/unit/*.c)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
+
+LIB   := $(BUILD)/libhetplan.a
+TOOL  := $(BUILD)/hetplan
+UNIT  := $(BUILD)/unit_tests
+
+.PHONY: all demo test unit check-asan deps clean
+
+all: $(TOOL)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(XCFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(TOOL): $(CLI_OBJS) $(LIB)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+
+$(UNIT): $(TEST_OBJS) $(LIB)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS)
+
+unit: $(UNIT) $(TOOL)
+
+demo: all
+	./examples/demo.sh $(TOOL)
+
+# The test build: warnings are errors; the runner's last line is "N passed, N failed".
+test:
+	$(MAKE) --no-print-directory BUILD=build/test XCFLAGS="-Werror" unit
+	./tests/run.sh build/test
+
+check-asan:
+	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
+	  XCFLAGS="-Werror -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	  XLDFLAGS="-fsanitize=address,undefined" unit
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./tests/run.sh build/asan
+
+deps:
+	./scripts/install-deps.sh
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)

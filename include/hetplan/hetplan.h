@@ -1,0 +1,16 @@
+/* hetplan.h -- umbrella header of the hetplan library: planning large-model training
+ * on heterogeneous GPU clusters. Examples and the CLI include only this. */
+#ifndef HETPLAN_H
+#define HETPLAN_H
+
+#include "hp_error.h"
+#include "hp_problem.h"
+#include "hp_plan.h"
+#include "hp_eval.h"
+#include "hp_solver.h"
+#include "hp_io.h"
+#include "hp_transformer.h"
+
+#define HETPLAN_VERSION "0.1.0"
+
+#endif

@@ -1,0 +1,48 @@
+/* hp_plan.h -- a plan (cost-model.md section 2): degrees, micro-batch size, stages as
+ * contiguous layer runs, the slot-to-device placement, per-layer sharding and per-stage
+ * recompute. */
+#ifndef HP_PLAN_H
+#define HP_PLAN_H
+
+#include "hp_problem.h"
+
+typedef struct hp_plan {
+  int pp, tp, dp;
+  int mbs;
+  long gas;              /* gbs / (dp * mbs) */
+  hp_schedule schedule;
+  int n_layers;
+  int *first;            /* [pp + 1] first layer of each stage; first[pp] = n_layers */
+  unsigned char *recompute;  /* [pp] */
+  int *dev;              /* [pp * dp * tp] device of slot (s, r, j) at HP_SLOT(plan, s, r, j) */
+  unsigned char *zdp;    /* [n_layers] 1 if the layer is ZeRO-3 sharded */
+} hp_plan;
+
+#define HP_SLOT(plan, s, r, j) ((((s) * (plan)->dp) + (r)) * (plan)->tp + (j))
+
+/* Allocates a plan with the given shape; stages, devices and flags are zeroed and gas
+ * is left 0. Destroy with hp_plan_destroy. */
+hp_err hp_plan_create(hp_plan **out, int pp, int tp, int dp, int n_layers, hp_diag *d);
+void hp_plan_destroy(hp_plan **p);
+hp_err hp_plan_copy(hp_plan **out, const hp_plan *src, hp_diag *d);
+
+/* Checks a plan against the problem (cost-model.md sections 2 and 7.8): degrees that
+ * multiply to the device count, integer gas, stages contiguous, in order and
+ * non-empty, the placement a bijection, every TP group inside one node, the job's
+ * schedule. Returns HP_PLAN with a message naming what is wrong. */
+hp_err hp_plan_validate(const hp_problem *prob, const hp_plan *plan, hp_diag *d);
+
+/* Sets plan->gas from the job; returns HP_PLAN if gbs is not a multiple of dp * mbs. */
+hp_err hp_plan_set_gas(const hp_problem *prob, hp_plan *plan, hp_diag *d);
+
+/* Fills a plan with the Megatron-style default placement: TP ranks on consecutive
+ * devices, then replicas, then stages (device = ((s * dp) + r) * tp + j). */
+void hp_plan_place_in_order(hp_plan *plan);
+
+/* Splits the layers into pp stages of as equal a count as possible (earlier stages
+ * get the remainder). Requires pp <= n_layers. */
+void hp_plan_split_even(hp_plan *plan);
+
+static inline int hp_stage_last(const hp_plan *p, int s) { return p->first[s + 1] - 1; }
+
+#endif

@@ -1,0 +1,152 @@
+/* hp_problem.h -- the inputs of a planning problem: model (a chain of layers), cluster
+ * (device types, nodes, links), optional profile (measured layer times, bandwidths) and
+ * job (global batch, schedule). All figures are in SI units after loading: bytes,
+ * seconds, bytes/s, FLOP, FLOP/s (cost-model.md section 1). */
+#ifndef HP_PROBLEM_H
+#define HP_PROBLEM_H
+
+#include "hp_error.h"
+
+/* One layer of the chain (cost-model.md section 1). */
+typedef struct hp_layer {
+  char *name;          /* unique, e.g. "block.3" */
+  char *kind;          /* key into the profile; identical layers share it */
+  double params;       /* P_l, count */
+  double act_bytes;    /* A_l, saved for backward, per sample at tp 1 */
+  double act_repl;     /* Ar_l, the part of A_l that tensor parallelism does not divide */
+  double out_bytes;    /* O_l, sent to the next stage, per sample */
+  double flops;        /* F_l, forward+backward per sample */
+  double tp_comm;      /* C_l, TP all-reduce payload bytes per sample per fwd+bwd */
+  double work_bytes;   /* W_l, transient peak per sample */
+  double work_fixed;   /* W0_l, transient peak per micro-batch */
+  int splittable;      /* 1 if TP divides P, A, F */
+} hp_layer;
+
+typedef struct hp_model {
+  char *name;
+  double param_bytes;  /* bytes per parameter, default 2 */
+  double grad_bytes;   /* bytes per gradient element in the DP sync, default 2 */
+  double state_bytes;  /* bytes of model state per parameter, default 16 */
+  double input_bytes;  /* I_0 per sample, default 0 */
+  int n_layers;
+  hp_layer *layers;
+} hp_model;
+
+typedef struct hp_devtype {
+  char *name;
+  double mem;          /* capacity, bytes */
+  double reserved;     /* framework and runtime overhead, bytes */
+  double peak;         /* FLOP/s */
+  double eff;          /* achievable fraction of peak, (0, 1] */
+} hp_devtype;
+
+typedef struct hp_node {
+  char *name;
+  int type;            /* index into hp_cluster.types */
+  int gpus;
+  int first;           /* device id of its GPU 0 */
+  double intra_bw;     /* bytes/s between two GPUs of this node */
+  double intra_lat;    /* seconds */
+} hp_node;
+
+typedef struct hp_cluster {
+  char *name;
+  int n_types;
+  hp_devtype *types;
+  int n_nodes;
+  hp_node *nodes;
+  int n_devices;
+  int *dev_node;       /* [n_devices] node of each device */
+  double *node_bw;     /* [n_nodes^2] node-pair bandwidth, bytes/s; the diagonal is unused */
+  double *node_lat;    /* [n_nodes^2] node-pair latency, seconds */
+  double *dev_bw;      /* [n_devices^2] profiled device matrix, NULL if none (symmetric) */
+  double *dev_lat;     /* [n_devices^2] */
+} hp_cluster;
+
+/* One measured point: fwd+bwd time of one micro-batch. */
+typedef struct hp_measure {
+  char *kind;
+  int type;            /* index into the cluster's types, resolved when the problem binds */
+  char *type_name;
+  int tp, mbs;
+  double seconds;
+} hp_measure;
+
+typedef struct hp_profile {
+  int n_measures;
+  hp_measure *measures;   /* in file order; of duplicates the last wins */
+  int n_devices;          /* size of the matrix below, 0 if none */
+  double *dev_bw;         /* [n_devices^2] symmetric (min of both directions), bytes/s */
+  double *dev_lat;        /* [n_devices^2] symmetric (max of both directions), seconds */
+  int n_collectives;      /* parsed and checked, not a cost term (cost-model.md 7.3) */
+} hp_profile;
+
+typedef enum { HP_1F1B = 0, HP_GPIPE = 1 } hp_schedule;
+
+typedef struct hp_job {
+  long gbs;               /* global batch size, samples */
+  hp_schedule schedule;
+} hp_job;
+
+typedef struct hp_series hp_series;  /* measured points of one (kind, type, tp) */
+
+/* A bound problem: model, cluster, profile and job, with the look-up tables the
+ * evaluator needs. Owns all of its parts. */
+typedef struct hp_problem {
+  hp_model *model;
+  hp_cluster *cluster;
+  hp_profile *profile;    /* NULL if none */
+  hp_job job;
+  const double *bw;       /* effective device matrix (profile's, else cluster's), or NULL */
+  const double *lat;
+  int max_tp;             /* largest tp with a series slot: the largest node's GPU count */
+  hp_series **series;     /* [n_layers * n_types * (max_tp + 1)], NULL where not measured */
+  hp_series *series_store;
+  int n_series;
+} hp_problem;
+
+const char *hp_schedule_name(hp_schedule s);
+/* Parses "1f1b" or "gpipe"; returns -1 otherwise. */
+int hp_schedule_parse(const char *s);
+
+void hp_model_destroy(hp_model **m);
+void hp_cluster_destroy(hp_cluster **c);
+void hp_profile_destroy(hp_profile **p);
+
+/* Sums over the model: parameters and forward+backward FLOPs per sample. */
+double hp_model_total_params(const hp_model *m);
+double hp_model_total_flops(const hp_model *m);
+
+/* Fills the node-pair tables and device numbering of a cluster whose types and nodes
+ * are set. `inter_bw`/`inter_lat` are the default between nodes (inter_bw <= 0: none,
+ * then every node pair must be set by the caller afterwards). */
+hp_err hp_cluster_finish(hp_cluster *c, double inter_bw, double inter_lat, hp_diag *d);
+
+/* Binds the parts into a problem and takes ownership of model, cluster and profile
+ * (profile may be NULL), also on failure. Checks the profile against the cluster
+ * (matrix size; unknown device types warn and are ignored). */
+hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
+                         hp_profile *profile, hp_job job, hp_diag *d);
+void hp_problem_destroy(hp_problem **p);
+
+/* Bandwidth (bytes/s) and latency (s) between two distinct devices
+ * (cost-model.md section 1: profiled matrix, else intra-node, else link figures). */
+double hp_problem_bw(const hp_problem *p, int a, int b);
+double hp_problem_lat(const hp_problem *p, int a, int b);
+
+static inline int hp_device_type(const hp_problem *p, int dev)
+{
+  return p->cluster->nodes[p->cluster->dev_node[dev]].type;
+}
+
+/* Forward+backward time (s) of one micro-batch of `mbs` samples of layer `l` on device
+ * type `k` at TP degree `tp`, before recompute. `btp` and `lattp` are the smallest
+ * bandwidth and largest latency inside the TP group (ignored when tp = 1). Profiled
+ * where the profile has the (kind, type, tp), analytic otherwise (cost-model.md 3, 7.4). */
+double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
+                     double btp, double lattp);
+
+/* Whether the time above comes from the profile. */
+int hp_layer_time_profiled(const hp_problem *p, int l, int k, int tp);
+
+#endif

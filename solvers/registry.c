@@ -1,0 +1,19 @@
+/* registry.c -- the one list of solvers built in, in order of preference. */
+#include <string.h>
+
+#include "../src/internal.h"
+
+extern const hp_solver hp_solver_enum;
+
+static const hp_solver *const all_solvers[] = {
+  &hp_solver_enum,
+  NULL };
+
+const hp_solver *const *hp_solver_all(void) { return all_solvers; }
+
+const hp_solver *hp_solver_find(const char *name)
+{
+  for (const hp_solver *const *s = all_solvers; *s; s++)
+    if (!strcmp((*s)->name, name)) return *s;
+  return NULL;
+}

@@ -1,0 +1,99 @@
+/* solver_common.c -- what every solver shares: limits and results, status names, the
+ * degree triples of the search space, and hp_solver_run, which times a solver and
+ * re-scores its plan with the evaluator (a solver's own figure is never kept). */
+#include <math.h>
+#include <string.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "../src/internal.h"
+
+double hp__now(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+const char *hp_sol_status_name(hp_sol_status s)
+{
+  switch (s) {
+  case HP_SOL_OPTIMAL: return "optimal";
+  case HP_SOL_FEASIBLE: return "feasible";
+  case HP_SOL_INFEASIBLE: return "infeasible";
+  case HP_SOL_NONE: break;
+  }
+  return "no-plan";
+}
+
+void hp_limits_init(hp_limits *lim)
+{
+  memset(lim, 0, sizeof *lim);
+  lim->seed = 1;
+  lim->threads = 1;
+  lim->gap = 1e-6;
+}
+
+void hp_result_init(hp_result *r)
+{
+  memset(r, 0, sizeof *r);
+  r->bound = -INFINITY;
+  r->objective = INFINITY;
+  strcpy(r->space, "full");
+}
+
+void hp_result_release(hp_result *r)
+{
+  if (!r) return;
+  hp_plan_destroy(&r->plan);
+  hp_result_init(r);
+}
+
+int hp__degrees(const hp_problem *p, int *out, int cap)
+{
+  const hp_cluster *c = p->cluster;
+  int D = c->n_devices, n = 0;
+  for (int tp = 1; tp <= D; tp++) {
+    int ok = D % tp == 0;
+    for (int k = 0; ok && k < c->n_nodes; k++) ok = c->nodes[k].gpus % tp == 0;
+    if (!ok) continue;
+    for (int pp = 1; pp <= D / tp && pp <= p->model->n_layers; pp++) {
+      if ((D / tp) % pp) continue;
+      if (n < cap) {
+        out[3 * n] = pp;
+        out[3 * n + 1] = tp;
+        out[3 * n + 2] = D / tp / pp;
+      }
+      n++;
+    }
+  }
+  return n;
+}
+
+hp_err hp_solver_run(const hp_solver *s, const hp_problem *prob, const hp_plan *start,
+                     const hp_limits *lim, hp_result *out, hp_diag *d)
+{
+  double t0 = hp__now();
+  hp_err err;
+  hp_result_init(out);
+  err = s->solve(prob, start, lim, out, d);
+  out->seconds = hp__now() - t0;
+  if (err) {
+    hp_result_release(out);
+    return err;
+  }
+  if (out->plan) {
+    hp_eval e = {0};
+    err = hp_evaluate(prob, out->plan, &e, d);
+    if (err) {
+      char msg[sizeof d->msg];
+      snprintf(msg, sizeof msg, "%s", d ? d->msg : "");
+      hp_result_release(out);
+      return hp_fail(d, HP_INTERNAL, "solver '%s' returned an invalid plan: %s", s->name, msg);
+    }
+    out->objective = e.iteration_time;
+    out->fits = e.feasible;
+    hp_eval_release(&e);
+  }
+  return HP_OK;
+}

@@ -1,0 +1,52 @@
+/* cli.h -- shared parts of the hetplan command-line tool: exit codes, option parsing,
+ * loading a problem from the common flags. The commands hold no planning logic. */
+#ifndef HP_CLI_H
+#define HP_CLI_H
+
+#include <stdio.h>
+
+#include "hetplan/hetplan.h"
+
+/* Exit codes, documented in docs/cli.md and `hetplan --help`. */
+enum {
+  EXIT_OK_ = 0,
+  EXIT_ERROR = 1,        /* internal error, out of memory */
+  EXIT_USAGE = 2,        /* unknown command or flag, missing value */
+  EXIT_INPUT = 3,        /* an input file is missing, malformed or inconsistent */
+  EXIT_BAD_PLAN = 4,     /* the plan breaks the rules of a plan */
+  EXIT_OOM = 5,          /* the plan does not fit in memory */
+  EXIT_NO_PLAN = 6       /* the solver found no plan (or proved none fits) */
+};
+
+typedef struct cli_opts {
+  const char *model, *cluster, *profile, *job, *plan, *out, *solver, *schedule;
+  long gbs;
+  int json, help;
+  double time_limit;
+  unsigned long seed;
+  long max_work;
+} cli_opts;
+
+/* Parses argv[first..] against the flags allowed by `allowed` (a space-separated list
+ * such as "model cluster gbs json"). Prints the problem and returns EXIT_USAGE on error. */
+int cli_parse(int argc, char **argv, int first, const char *cmd, const char *allowed,
+              cli_opts *o);
+
+/* Loads model, cluster, optional profile and job from the flags into a problem. */
+int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out);
+
+/* Prints "hetplan: error: <msg>" and maps the error to an exit code. */
+int cli_fail(const hp_diag *d, hp_err err);
+
+/* A diagnostic whose warnings go to stderr. */
+void cli_diag_init(hp_diag *d);
+
+/* Writes text to path ("-" or NULL: stdout). */
+int cli_write(const char *path, const char *text);
+
+int cmd_evaluate(int argc, char **argv);
+int cmd_expand(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_solvers(int argc, char **argv);
+
+#endif

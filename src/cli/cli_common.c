@@ -1,0 +1,179 @@
+/* cli_common.c -- option parsing, problem loading, errors and output for the commands. */
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void warn_stderr(void *ctx, const char *msg)
+{
+  (void)ctx;
+  fprintf(stderr, "hetplan: warning: %s\n", msg);
+}
+
+void cli_diag_init(hp_diag *d)
+{
+  memset(d, 0, sizeof *d);
+  d->warn = warn_stderr;
+}
+
+int cli_fail(const hp_diag *d, hp_err err)
+{
+  fprintf(stderr, "hetplan: error: %s\n", d->msg[0] ? d->msg : hp_strerror(err));
+  switch (err) {
+  case HP_OK: return EXIT_OK_;
+  case HP_IO: case HP_PARSE: case HP_INVAL: return EXIT_INPUT;
+  case HP_PLAN: return EXIT_BAD_PLAN;
+  case HP_LIMIT: return EXIT_NO_PLAN;
+  default: return EXIT_ERROR;
+  }
+}
+
+static int allowed_flag(const char *allowed, const char *name)
+{
+  size_t n = strlen(name);
+  for (const char *p = allowed; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return 1;
+  return 0;
+}
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+  __attribute__((format(printf, 2, 3)));
+
+static int usage_error(const char *cmd, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "hetplan %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n(see 'hetplan %s --help')\n", cmd);
+  va_end(ap);
+  return EXIT_USAGE;
+}
+
+static int parse_long(const char *s, long lo, long *out)
+{
+  char *end;
+  long v;
+  errno = 0;
+  v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo) return -1;
+  *out = v;
+  return 0;
+}
+
+int cli_parse(int argc, char **argv, int first, const char *cmd, const char *allowed,
+              cli_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->gbs = -1;
+  o->seed = 1;
+  for (int i = first; i < argc; i++) {
+    const char *a = argv[i], *val = NULL;
+    char name[64];
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) { o->help = 1; continue; }
+    if (!strcmp(a, "-o")) a = "--out";
+    if (strncmp(a, "--", 2) != 0) return usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    a += 2;
+    const char *eq = strchr(a, '=');
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    if (n >= sizeof name) return usage_error(cmd, "unknown flag '%s'", argv[i]);
+    memcpy(name, a, n);
+    name[n] = '\0';
+    if (!allowed_flag(allowed, name)) return usage_error(cmd, "unknown flag '--%s'", name);
+    if (!strcmp(name, "json")) {
+      if (eq) return usage_error(cmd, "--json takes no value");
+      o->json = 1;
+      continue;
+    }
+    if (eq) val = eq + 1;
+    else if (i + 1 < argc) val = argv[++i];
+    else return usage_error(cmd, "--%s needs a value", name);
+    if (!strcmp(name, "model")) o->model = val;
+    else if (!strcmp(name, "cluster")) o->cluster = val;
+    else if (!strcmp(name, "profile")) o->profile = val;
+    else if (!strcmp(name, "job")) o->job = val;
+    else if (!strcmp(name, "plan")) o->plan = val;
+    else if (!strcmp(name, "out")) o->out = val;
+    else if (!strcmp(name, "solver")) o->solver = val;
+    else if (!strcmp(name, "schedule")) {
+      if (hp_schedule_parse(val) < 0)
+        return usage_error(cmd, "--schedule: expected 1f1b or gpipe, got '%s'", val);
+      o->schedule = val;
+    } else if (!strcmp(name, "gbs")) {
+      if (parse_long(val, 1, &o->gbs))
+        return usage_error(cmd, "--gbs: expected a positive integer, got '%s'", val);
+    } else if (!strcmp(name, "seed")) {
+      long s;
+      if (parse_long(val, 0, &s))
+        return usage_error(cmd, "--seed: expected a non-negative integer, got '%s'", val);
+      o->seed = (unsigned long)s;
+    } else if (!strcmp(name, "max-work")) {
+      if (parse_long(val, 1, &o->max_work))
+        return usage_error(cmd, "--max-work: expected a positive integer, got '%s'", val);
+    } else if (!strcmp(name, "time-limit")) {
+      char *end;
+      o->time_limit = strtod(val, &end);
+      if (end == val || *end || !isfinite(o->time_limit) || o->time_limit <= 0)
+        return usage_error(cmd, "--time-limit: expected a positive number of seconds, got '%s'",
+                           val);
+    } else {
+      return usage_error(cmd, "unknown flag '--%s'", name);
+    }
+  }
+  return EXIT_OK_;
+}
+
+int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
+{
+  hp_diag d;
+  hp_model *m = NULL;
+  hp_cluster *c = NULL;
+  hp_profile *p = NULL;
+  hp_job job = { 0, HP_1F1B };
+  hp_err err;
+
+  cli_diag_init(&d);
+  *out = NULL;
+  if (!o->model) return usage_error(cmd, "missing --model FILE");
+  if (!o->cluster) return usage_error(cmd, "missing --cluster FILE");
+  if (o->job && (err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);
+  if (o->gbs > 0) job.gbs = o->gbs;
+  if (o->schedule) job.schedule = (hp_schedule)hp_schedule_parse(o->schedule);
+  if (job.gbs <= 0) return usage_error(cmd, "missing --gbs N (the global batch size)");
+  if ((err = hp_model_load(o->model, &m, &d))) return cli_fail(&d, err);
+  if ((err = hp_cluster_load(o->cluster, &c, &d))) {
+    hp_model_destroy(&m);
+    return cli_fail(&d, err);
+  }
+  if (o->profile && (err = hp_profile_load(o->profile, &p, &d))) {
+    hp_model_destroy(&m);
+    hp_cluster_destroy(&c);
+    return cli_fail(&d, err);
+  }
+  if ((err = hp_problem_create(out, m, c, p, job, &d))) return cli_fail(&d, err);
+  return EXIT_OK_;
+}
+
+int cli_write(const char *path, const char *text)
+{
+  FILE *f;
+  if (!path || !strcmp(path, "-")) {
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    return EXIT_OK_;
+  }
+  f = fopen(path, "w");
+  if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
+    fprintf(stderr, "hetplan: error: cannot write '%s'\n", path);
+    if (f) fclose(f);
+    return EXIT_ERROR;
+  }
+  if (fclose(f)) {
+    fprintf(stderr, "hetplan: error: cannot write '%s'\n", path);
+    return EXIT_ERROR;
+  }
+  return EXIT_OK_;
+}

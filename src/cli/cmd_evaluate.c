@@ -1,0 +1,151 @@
+/* cmd_evaluate.c -- `hetplan evaluate`: scores a plan file with the evaluator and prints
+ * a readable breakdown (or JSON with --json). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+  "usage: hetplan evaluate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
+  "                        [--profile F] [--job J] [--json] [-o FILE]\n"
+  "\n"
+  "Scores plan P with the cost model (docs/cost-model.md): per stage and replica the\n"
+  "compute, ZeRO-3 gathering and hand-off times, each replica's pipeline time, each\n"
+  "stage's gradient sync, and each device's memory against its capacity; names the\n"
+  "bottleneck. --json prints the plan file with iteration_time, throughput, mfu,\n"
+  "peak_memory and the breakdown. --job reads gbs and schedule from a file (flags win).\n"
+  "\n"
+  "exit codes: 0 the plan fits, 5 it does not fit in memory (the device, its stage and\n"
+  "the overflow are named), 4 the plan is invalid, 3 an input file is bad, 2 usage.\n";
+
+#define GIB 1073741824.0
+
+static void print_breakdown(const hp_problem *prob, const hp_plan *pl, const hp_eval *e)
+{
+  const hp_model *m = prob->model;
+  const hp_cluster *c = prob->cluster;
+  int dp = pl->dp;
+
+  printf("model    %s: %d layers, %.4g B parameters\n", m->name, m->n_layers,
+         hp_model_total_params(m) / 1e9);
+  printf("cluster  %s: %d devices on %d nodes\n", c->name, c->n_devices, c->n_nodes);
+  printf("plan     pp %d, tp %d, dp %d, mbs %d, gas %ld, %s, gbs %ld (cost model %s)\n\n",
+         pl->pp, pl->tp, dp, pl->mbs, pl->gas, hp_schedule_name(pl->schedule),
+         prob->job.gbs, HP_COST_MODEL_VERSION);
+
+  printf("stage  layers     rec  zdp  replica  devices            compute ms  gather ms"
+         "   stage ms  hand-off ms\n");
+  for (int s = 0; s < pl->pp; s++) {
+    int nz = 0;
+    char span[32];
+    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) nz += pl->zdp[l] && dp > 1;
+    snprintf(span, sizeof span, "%d-%d", pl->first[s], hp_stage_last(pl, s));
+    for (int r = 0; r < dp; r++) {
+      char devs[64] = "";
+      size_t ix = (size_t)s * dp + r;
+      for (int j = 0, len = 0; j < pl->tp && len < 48; j++)
+        len += snprintf(devs + len, sizeof devs - (size_t)len, "%s%d", j ? "," : "",
+                        pl->dev[HP_SLOT(pl, s, r, j)]);
+      if (r == 0)
+        printf("%5d  %-9s  %-3s  %3d  ", s, span, pl->recompute[s] ? "yes" : "no", nz);
+      else
+        printf("%5s  %-9s  %-3s  %3s  ", "", "", "", "");
+      printf("%7d  %-17s  %10.3f  %9.3f  %9.3f  %11.3f\n", r, devs, e->compute[ix] * 1e3,
+             e->gather[s] * 1e3, e->stage_time[ix] * 1e3, e->handoff[ix] * 1e3);
+    }
+  }
+
+  printf("\nreplica  pipeline time s\n");
+  for (int r = 0; r < dp; r++)
+    printf("%7d  %15.6f%s\n", r, e->replica_time[r],
+           r == e->slowest_replica ? "  (slowest)" : "");
+
+  printf("\nstage  sync ms     replica-group GB/s  memory GiB (per device, + reserve)\n");
+  for (int s = 0; s < pl->pp; s++)
+    printf("%5d  %10.3f  %18.3f  %10.3f\n", s, e->sync[s] * 1e3, e->bdp[s] / 1e9,
+           e->stage_mem[s] / GIB);
+
+  printf("\ndevice  node          type        stage  memory GiB  capacity GiB  use\n");
+  for (int s = 0; s < pl->pp; s++)
+    for (int i = 0; i < dp * pl->tp; i++) {
+      int dv = pl->dev[(size_t)s * dp * pl->tp + i];
+      const hp_node *nd = &c->nodes[c->dev_node[dv]];
+      printf("%6d  %-12.12s  %-10.10s  %5d  %10.3f  %12.3f  %5.1f%%%s\n", dv, nd->name,
+             c->types[nd->type].name, s, e->mem[dv] / GIB, e->cap[dv] / GIB,
+             100.0 * e->mem[dv] / e->cap[dv], e->mem[dv] > e->cap[dv] ? "  OVER" : "");
+    }
+
+  printf("\niteration time  %.6f s = pipeline %.6f s (replica %d) + sync %.6f s (stage %d)\n",
+         e->iteration_time, e->pipeline_time, e->slowest_replica, e->sync_time, e->sync_stage);
+  printf("throughput      %.4f samples/s\n", e->throughput);
+  printf("MFU             %.2f %%\n", 100.0 * e->mfu);
+  {
+    size_t ix = (size_t)e->slowest_stage * dp + e->slowest_replica;
+    double straggle = (double)(pl->gas - 1) * e->stage_time[ix];
+    if (e->sync_time > straggle)
+      printf("bottleneck      the gradient sync of stage %d (%.6f s, replica-group bandwidth "
+             "%.3f GB/s)\n", e->sync_stage, e->sync_time, e->bdp[e->sync_stage] / 1e9);
+    else
+      printf("bottleneck      stage %d of replica %d: %.3f ms per micro-batch, x (gas-1) = "
+             "%.6f s of the pipeline\n", e->slowest_stage, e->slowest_replica,
+             e->stage_time[ix] * 1e3, straggle);
+  }
+  if (e->feasible) {
+    int tight = 0;
+    for (int dv = 1; dv < e->n_devices; dv++)
+      if (e->mem[dv] / e->cap[dv] > e->mem[tight] / e->cap[tight]) tight = dv;
+    printf("memory          fits; tightest device %d: %.3f of %.3f GiB (%.1f %%)\n", tight,
+           e->mem[tight] / GIB, e->cap[tight] / GIB, 100.0 * e->mem[tight] / e->cap[tight]);
+  }
+}
+
+static void print_oom(const hp_problem *prob, const hp_eval *e)
+{
+  const hp_cluster *c = prob->cluster;
+  const hp_node *nd = &c->nodes[c->dev_node[e->oom_device]];
+  fprintf(stderr, "hetplan: out of memory: device %d (stage %d, node '%s', %s) needs %.3f GiB "
+          "of %.3f GiB: over by %.3f GiB\n", e->oom_device, e->oom_stage, nd->name,
+          c->types[nd->type].name, e->mem[e->oom_device] / GIB, e->cap[e->oom_device] / GIB,
+          e->oom_bytes / GIB);
+}
+
+int cmd_evaluate(int argc, char **argv)
+{
+  cli_opts o;
+  hp_problem *prob = NULL;
+  hp_plan *plan = NULL;
+  hp_eval e = {0};
+  hp_diag d;
+  hp_err err;
+  int rc = cli_parse(argc, argv, 2, "evaluate",
+                     "model cluster plan gbs schedule profile job json out", &o);
+  if (rc) return rc;
+  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
+  if (!o.plan) {
+    fprintf(stderr, "hetplan evaluate: missing --plan FILE\n(see 'hetplan evaluate --help')\n");
+    return EXIT_USAGE;
+  }
+  if ((rc = cli_load_problem(&o, "evaluate", &prob))) return rc;
+  cli_diag_init(&d);
+  if ((err = hp_plan_load(o.plan, prob, &plan, &d)) || (err = hp_evaluate(prob, plan, &e, &d))) {
+    rc = cli_fail(&d, err);
+    goto done;
+  }
+  if (o.json) {
+    char *text = NULL;
+    if ((err = hp_eval_to_json(prob, plan, &e, &text, &d))) { rc = cli_fail(&d, err); goto done; }
+    rc = cli_write(o.out, text);
+    free(text);
+  } else {
+    print_breakdown(prob, plan, &e);
+  }
+  if (!rc && !e.feasible) {
+    print_oom(prob, &e);
+    rc = EXIT_OOM;
+  }
+done:
+  hp_eval_release(&e);
+  hp_plan_destroy(&plan);
+  hp_problem_destroy(&prob);
+  return rc;
+}

@@ -1,0 +1,42 @@
+/* main.c -- the hetplan command: dispatch to a command; no planning logic here. */
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+  "usage: hetplan <command> [flags]\n"
+  "\n"
+  "Plans the training of a layered model on a (heterogeneous) GPU cluster: pipeline,\n"
+  "tensor and data parallel degrees, micro-batch size, stages, placement, ZeRO-3\n"
+  "sharding and recompute, scored by one cost model (docs/cost-model.md).\n"
+  "\n"
+  "commands:\n"
+  "  evaluate   score a plan: per-stage and per-replica times, sync, memory\n"
+  "  plan       search for the best plan with a solver and write the plan file\n"
+  "  expand     print a model's explicit layer list (expands \"transformer\")\n"
+  "  solvers    list the solvers built in\n"
+  "  version    print the version and the cost-model version\n"
+  "\n"
+  "'hetplan <command> --help' describes each command's flags.\n"
+  "\n"
+  "exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input file,\n"
+  "  4 invalid plan, 5 plan does not fit in memory, 6 no plan found\n";
+
+int main(int argc, char **argv)
+{
+  const char *cmd = argc > 1 ? argv[1] : NULL;
+  if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+    fputs(usage, cmd ? stdout : stderr);
+    return cmd ? EXIT_OK_ : EXIT_USAGE;
+  }
+  if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+    printf("hetplan %s (cost model %s)\n", HETPLAN_VERSION, HP_COST_MODEL_VERSION);
+    return EXIT_OK_;
+  }
+  if (!strcmp(cmd, "evaluate")) return cmd_evaluate(argc, argv);
+  if (!strcmp(cmd, "plan")) return cmd_plan(argc, argv);
+  if (!strcmp(cmd, "expand")) return cmd_expand(argc, argv);
+  if (!strcmp(cmd, "solvers")) return cmd_solvers(argc, argv);
+  fprintf(stderr, "hetplan: unknown command '%s'\n\n%s", cmd, usage);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,257 @@
+/* json_util.c -- typed, path-aware cJSON access with messages that name the file, the
+ * key path and what was expected (formats.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+
+hp_err ju_parse(ju_ctx *c, const char *text, cJSON **out)
+{
+  const char *end = NULL;
+  *out = cJSON_ParseWithOpts(text, &end, 1);
+  if (!*out) {
+    int line = 1, col = 1;
+    if (!end) end = text;
+    for (const char *p = text; p < end && *p; p++) {
+      if (*p == '\n') { line++; col = 1; } else col++;
+    }
+    if (!*text || strspn(text, " \t\r\n") == strlen(text))
+      return hp_fail(c->d, HP_PARSE, "%s: the file is empty: expected a JSON object", c->file);
+    return hp_fail(c->d, HP_PARSE, "%s: line %d, column %d: malformed JSON near '%.20s'",
+                   c->file, line, col, end);
+  }
+  return HP_OK;
+}
+
+void ju_join(char *buf, size_t n, const char *path, const char *key)
+{
+  if (!path || !*path) snprintf(buf, n, "%s", key);
+  else snprintf(buf, n, "%s.%s", path, key);
+}
+
+void ju_index(char *buf, size_t n, const char *path, int i)
+{
+  snprintf(buf, n, "%s[%d]", path && *path ? path : "", i);
+}
+
+void ju_describe(const cJSON *v, char *buf, size_t n)
+{
+  if (!v) snprintf(buf, n, "nothing");
+  else if (cJSON_IsNull(v)) snprintf(buf, n, "null");
+  else if (cJSON_IsBool(v)) snprintf(buf, n, "%s", cJSON_IsTrue(v) ? "true" : "false");
+  else if (cJSON_IsNumber(v)) snprintf(buf, n, "%.17g", v->valuedouble);
+  else if (cJSON_IsString(v)) snprintf(buf, n, "the string \"%.40s\"", v->valuestring);
+  else if (cJSON_IsArray(v)) snprintf(buf, n, "an array");
+  else if (cJSON_IsObject(v)) snprintf(buf, n, "an object");
+  else snprintf(buf, n, "an unreadable value");
+}
+
+hp_err ju_expect(ju_ctx *c, const char *path, const char *what, const cJSON *found)
+{
+  char got[96];
+  ju_describe(found, got, sizeof got);
+  return hp_fail(c->d, HP_PARSE, "%s: %s: expected %s, got %s", c->file,
+                 path && *path ? path : "(top level)", what, got);
+}
+
+hp_err ju_object(ju_ctx *c, const cJSON *v, const char *path)
+{
+  return cJSON_IsObject(v) ? HP_OK : ju_expect(c, path, "an object", v);
+}
+
+hp_err ju_array(ju_ctx *c, const cJSON *v, const char *path, int *n)
+{
+  if (!cJSON_IsArray(v)) return ju_expect(c, path, "an array", v);
+  *n = cJSON_GetArraySize(v);
+  return HP_OK;
+}
+
+static const cJSON *member(const cJSON *o, const char *key)
+{
+  return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static hp_err missing(ju_ctx *c, const char *path, const char *what)
+{
+  return hp_fail(c->d, HP_PARSE, "%s: %s: missing: expected %s", c->file, path, what);
+}
+
+hp_err ju_num(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
+              double def, double min, int strict, double *out)
+{
+  char p[256], what[64];
+  const cJSON *v = member(o, key);
+  ju_join(p, sizeof p, path, key);
+  if (min == 0) snprintf(what, sizeof what, strict ? "a positive number" : "a non-negative number");
+  else snprintf(what, sizeof what, "a number %s %g", strict ? ">" : ">=", min);
+  if (!v) {
+    if (required) return missing(c, p, what);
+    *out = def;
+    return HP_OK;
+  }
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+      (strict ? v->valuedouble <= min : v->valuedouble < min))
+    return ju_expect(c, p, what, v);
+  *out = v->valuedouble;
+  return HP_OK;
+}
+
+hp_err ju_int(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
+              long def, long lo, long hi, long *out)
+{
+  char p[256], what[80];
+  const cJSON *v = member(o, key);
+  ju_join(p, sizeof p, path, key);
+  snprintf(what, sizeof what, "an integer in %ld..%ld", lo, hi);
+  if (!v) {
+    if (required) return missing(c, p, what);
+    *out = def;
+    return HP_OK;
+  }
+  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble)
+      || v->valuedouble < (double)lo || v->valuedouble > (double)hi)
+    return ju_expect(c, p, what, v);
+  *out = (long)v->valuedouble;
+  return HP_OK;
+}
+
+hp_err ju_bool(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
+               int def, int *out)
+{
+  char p[256];
+  const cJSON *v = member(o, key);
+  ju_join(p, sizeof p, path, key);
+  if (!v) {
+    if (required) return missing(c, p, "true or false");
+    *out = def;
+    return HP_OK;
+  }
+  if (!cJSON_IsBool(v)) return ju_expect(c, p, "true or false", v);
+  *out = cJSON_IsTrue(v);
+  return HP_OK;
+}
+
+hp_err ju_str(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
+              const char *def, const char **out)
+{
+  char p[256];
+  const cJSON *v = member(o, key);
+  ju_join(p, sizeof p, path, key);
+  if (!v) {
+    if (required) return missing(c, p, "a non-empty string");
+    *out = def;
+    return HP_OK;
+  }
+  if (!cJSON_IsString(v) || !v->valuestring || !*v->valuestring)
+    return ju_expect(c, p, "a non-empty string", v);
+  *out = v->valuestring;
+  return HP_OK;
+}
+
+void ju_unknown_keys(ju_ctx *c, const cJSON *o, const char *path, const char *const *known)
+{
+  const cJSON *it;
+  cJSON_ArrayForEach(it, o) {
+    int ok = 0;
+    char p[256];
+    for (const char *const *k = known; *k; k++)
+      if (it->string && !strcmp(it->string, *k)) { ok = 1; break; }
+    if (ok) continue;
+    ju_join(p, sizeof p, path, it->string ? it->string : "?");
+    hp_warn(c->d, "%s: %s: unknown key, ignored", c->file, p);
+  }
+}
+
+hp_err ju_version(ju_ctx *c, const cJSON *root)
+{
+  long v;
+  hp_err err = ju_int(c, root, "", "version", 0, 1, 0, 1000000, &v);
+  if (err) return err;
+  if (v != 1)
+    return hp_fail(c->d, HP_PARSE, "%s: version: this hetplan reads version 1 files, got %ld",
+                   c->file, v);
+  return HP_OK;
+}
+
+static hp_err read_square(ju_ctx *c, const cJSON *a, const char *path, int n, double *out,
+                          int is_bw)
+{
+  char p[256];
+  int rows = 0, cols = 0;
+  hp_err err;
+  if ((err = ju_array(c, a, path, &rows))) return err;
+  if (rows != n)
+    return hp_fail(c->d, HP_PARSE, "%s: %s: expected %d rows (a square matrix), got %d",
+                   c->file, path, n, rows);
+  for (int i = 0; i < n; i++) {
+    const cJSON *row = cJSON_GetArrayItem(a, i);
+    ju_index(p, sizeof p, path, i);
+    if ((err = ju_array(c, row, p, &cols))) return err;
+    if (cols != n)
+      return hp_fail(c->d, HP_PARSE, "%s: %s: expected %d entries, got %d", c->file, p, n, cols);
+    for (int j = 0; j < n; j++) {
+      const cJSON *v = cJSON_GetArrayItem(row, j);
+      char q[288];
+      snprintf(q, sizeof q, "%s[%d]", p, j);
+      if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)
+        return ju_expect(c, q, "a non-negative number", v);
+      if (is_bw && i != j && v->valuedouble == 0)
+        return hp_fail(c->d, HP_PARSE, "%s: %s: a zero bandwidth between devices %d and %d: "
+                       "give the measured figure (Gbit/s)", c->file, q, i, j);
+      out[(size_t)i * (size_t)n + (size_t)j] = v->valuedouble;
+    }
+  }
+  return HP_OK;
+}
+
+hp_err ju_bw_matrix(ju_ctx *c, const cJSON *m, const char *path, int *n, double **bw,
+                    double **lat)
+{
+  static const char *const known[] = { "gbps", "lat_us", NULL };
+  char p[256];
+  const cJSON *g, *l;
+  double *B = NULL, *T = NULL;
+  hp_err err;
+  int rows = 0;
+  *bw = *lat = NULL;
+  if ((err = ju_object(c, m, path))) return err;
+  ju_unknown_keys(c, m, path, known);
+  g = cJSON_GetObjectItemCaseSensitive(m, "gbps");
+  l = cJSON_GetObjectItemCaseSensitive(m, "lat_us");
+  ju_join(p, sizeof p, path, "gbps");
+  if (!g) return hp_fail(c->d, HP_PARSE, "%s: %s: missing: expected a square array of Gbit/s",
+                         c->file, p);
+  if ((err = ju_array(c, g, p, &rows))) return err;
+  if (rows < 1 || rows > 65536)
+    return hp_fail(c->d, HP_PARSE, "%s: %s: expected 1..65536 rows, got %d", c->file, p, rows);
+  B = hp__calloc((size_t)rows * (size_t)rows, sizeof *B);
+  T = hp__calloc((size_t)rows * (size_t)rows, sizeof *T);
+  if (!B || !T) { err = hp_fail(c->d, HP_NOMEM, "out of memory for a %d x %d matrix", rows, rows); goto fail; }
+  if ((err = read_square(c, g, p, rows, B, 1))) goto fail;
+  if (l) {
+    ju_join(p, sizeof p, path, "lat_us");
+    if ((err = read_square(c, l, p, rows, T, 0))) goto fail;
+  }
+  for (int i = 0; i < rows; i++)
+    for (int j = i + 1; j < rows; j++) {
+      size_t ij = (size_t)i * (size_t)rows + (size_t)j, ji = (size_t)j * (size_t)rows + (size_t)i;
+      double b = (B[ij] < B[ji] ? B[ij] : B[ji]) * 1e9 / 8.0;
+      double t = (T[ij] > T[ji] ? T[ij] : T[ji]) * 1e-6;
+      B[ij] = B[ji] = b;
+      T[ij] = T[ji] = t;
+    }
+  for (int i = 0; i < rows; i++) {
+    B[(size_t)i * (size_t)rows + (size_t)i] = INFINITY;  /* the diagonal is ignored */
+    T[(size_t)i * (size_t)rows + (size_t)i] = 0;
+  }
+  *n = rows;
+  *bw = B;
+  *lat = T;
+  return HP_OK;
+fail:
+  free(B);
+  free(T);
+  return err;
+}

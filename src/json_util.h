@@ -1,0 +1,57 @@
+/* json_util.h -- typed, path-aware access to cJSON trees for the loaders: every failure
+ * names the file, the key path and what was expected. Internal. */
+#ifndef HP_JSON_UTIL_H
+#define HP_JSON_UTIL_H
+
+#include <cjson/cJSON.h>
+
+#include "internal.h"
+
+typedef struct ju_ctx {
+  const char *file;    /* name used in messages */
+  hp_diag *d;
+} ju_ctx;
+
+/* Parses `text`; a syntax error names the line and column. */
+hp_err ju_parse(ju_ctx *c, const char *text, cJSON **out);
+
+/* Writes "path.key" (or "key" at the top) into buf. */
+void ju_join(char *buf, size_t n, const char *path, const char *key);
+/* Writes "path[i]" into buf. */
+void ju_index(char *buf, size_t n, const char *path, int i);
+
+/* Fails with "<file>: <path>: expected <what>, got <found>". */
+hp_err ju_expect(ju_ctx *c, const char *path, const char *what, const cJSON *found);
+
+hp_err ju_object(ju_ctx *c, const cJSON *v, const char *path);
+/* An array; its length goes to *n. */
+hp_err ju_array(ju_ctx *c, const cJSON *v, const char *path, int *n);
+
+/* Member `key` of object `o` as a finite number >= min_incl (or > min when strict).
+ * Absent: the default if !required, else an error. */
+hp_err ju_num(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
+              double def, double min, int strict, double *out);
+/* Member as an integer in [lo, hi]. */
+hp_err ju_int(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
+              long def, long lo, long hi, long *out);
+hp_err ju_bool(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
+               int def, int *out);
+/* Member as a non-empty string (borrowed from the tree). */
+hp_err ju_str(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
+              const char *def, const char **out);
+
+/* Warns about members of `o` not in the NULL-terminated `known`. */
+void ju_unknown_keys(ju_ctx *c, const cJSON *o, const char *path, const char *const *known);
+
+/* Checks an optional "version": 1. */
+hp_err ju_version(ju_ctx *c, const cJSON *root);
+
+/* A value as a number for messages: "string \"x\"", "-3", "null", ... */
+void ju_describe(const cJSON *v, char *buf, size_t n);
+
+/* A bandwidth matrix object {"gbps": [[...]], "lat_us": [[...]]} at `path`: square, off
+ * the diagonal positive; made symmetric (smaller bandwidth, larger latency of the two
+ * directions, cost-model.md 7.2). Outputs are malloc'd n x n, bytes/s and seconds. */
+hp_err ju_bw_matrix(ju_ctx *c, const cJSON *m, const char *path, int *n, double **bw,
+                    double **lat);
+#endif

@@ -1,0 +1,80 @@
+/* layer_time.c -- the time of one layer on one device type (cost-model.md sections 1, 3
+ * and 7.4, 7.10): profiled with interpolation in the micro-batch size, the
+ * single-point TP split, or the analytic FLOP and TP all-reduce estimate. */
+#include <math.h>
+
+#include "internal.h"
+
+static const hp_series *series_of(const hp_problem *p, int l, int k, int tp)
+{
+  if (tp < 1 || tp > p->max_tp || !p->series) return NULL;
+  return p->series[hp__series_index(p, l, k, tp)];
+}
+
+int hp_layer_time_profiled(const hp_problem *p, int l, int k, int tp)
+{
+  return series_of(p, l, k, tp) != NULL;
+}
+
+/* Linear interpolation between the bracketing points, extrapolation from the two
+ * nearest outside them; needs n >= 2. Clamped at zero. */
+static double series_interp(const hp_series *s, int m)
+{
+  int i;
+  double x0, x1, y0, y1, v;
+  for (i = 0; i < s->n; i++)
+    if (s->mbs[i] == m) return s->seconds[i];
+  if (m < s->mbs[0]) i = 0;
+  else if (m > s->mbs[s->n - 1]) i = s->n - 2;
+  else for (i = 0; s->mbs[i + 1] < m; i++) {}
+  x0 = s->mbs[i]; x1 = s->mbs[i + 1];
+  y0 = s->seconds[i]; y1 = s->seconds[i + 1];
+  v = y0 + (y1 - y0) * ((double)m - x0) / (x1 - x0);
+  return v > 0 ? v : 0;
+}
+
+static double measured_at(const hp_series *s, int m, int *found)
+{
+  for (int i = 0; i < s->n; i++)
+    if (s->mbs[i] == m) { *found = 1; return s->seconds[i]; }
+  *found = 0;
+  return 0;
+}
+
+static double tp_comm_time(const hp_layer *ly, int tp, int mbs, double btp, double lattp)
+{
+  if (tp <= 1 || ly->tp_comm <= 0) return 0;
+  return 2.0 * (tp - 1) / tp * ly->tp_comm * mbs / btp + 2.0 * (tp - 1) * lattp;
+}
+
+double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
+                     double btp, double lattp)
+{
+  const hp_layer *ly = &p->model->layers[l];
+  const hp_devtype *ty = &p->cluster->types[k];
+  int tl = ly->splittable ? tp : 1;
+  const hp_series *s = series_of(p, l, k, tp);
+
+  if (!s)
+    return ly->flops * mbs / (tl * ty->peak * ty->eff)
+           + tp_comm_time(ly, tp, mbs, btp, lattp);
+  if (s->n >= 2) return series_interp(s, mbs);
+
+  /* A single measured point m0. */
+  int m0 = s->mbs[0], found = 0;
+  double t0 = s->seconds[0];
+  if (mbs == m0) return t0;
+  if (tp > 1) {
+    const hp_series *s1 = series_of(p, l, k, 1);
+    double t1 = s1 ? measured_at(s1, m0, &found) : 0;
+    if (found) {
+      double w = t1 / ((double)m0 * tl);
+      double e;
+      if (ly->tp_comm > 0) w += 2.0 * (tp - 1) / tp * ly->tp_comm / btp;
+      e = t0 - m0 * w;
+      if (e < 0) e = 0;
+      return e + mbs * w;
+    }
+  }
+  return t0 * mbs / m0;
+}

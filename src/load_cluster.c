@@ -1,0 +1,223 @@
+/* load_cluster.c -- reads a cluster file (formats.md "Cluster"): device types, nodes,
+ * default inter-node figures, per-pair links and an optional device bandwidth matrix.
+ * Units: mem_gib 2^30 bytes, tflops 1e12 FLOP/s, gbps 1e9 bit/s, lat_us microseconds. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+
+#define GIB 1073741824.0
+#define GBPS (1e9 / 8.0)
+
+static const char *const cluster_keys[] = {
+  "version", "name", "source", "notes", "device_types", "nodes", "inter_gbps",
+  "inter_lat_us", "links", "bandwidth_matrix", NULL };
+static const char *const type_keys[] = {
+  "mem_gib", "reserved_gib", "tflops", "efficiency", "source", "notes", NULL };
+static const char *const node_keys[] = {
+  "name", "type", "gpus", "intra_gbps", "intra_lat_us", "source", "notes", NULL };
+static const char *const link_keys[] = { "a", "b", "gbps", "lat_us", NULL };
+
+static hp_err read_types(ju_ctx *c, const cJSON *o, hp_cluster *cl)
+{
+  const cJSON *it;
+  hp_err err;
+  int n = 0;
+  if ((err = ju_object(c, o, "device_types"))) return err;
+  cJSON_ArrayForEach(it, o) n++;
+  if (n == 0)
+    return hp_fail(c->d, HP_PARSE, "%s: device_types: empty: expected at least one type such "
+                   "as \"V100\": {\"mem_gib\": 16, \"tflops\": 125}", c->file);
+  cl->types = hp__calloc((size_t)n, sizeof *cl->types);
+  if (!cl->types) return hp_fail(c->d, HP_NOMEM, "out of memory");
+  cJSON_ArrayForEach(it, o) {
+    hp_devtype *t = &cl->types[cl->n_types];
+    char p[256];
+    double gib, res, tf;
+    ju_join(p, sizeof p, "device_types", it->string);
+    if ((err = ju_object(c, it, p))) return err;
+    ju_unknown_keys(c, it, p, type_keys);
+    t->name = hp__strdup(it->string);
+    cl->n_types++;
+    if (!t->name) return hp_fail(c->d, HP_NOMEM, "out of memory");
+    if ((err = ju_num(c, it, p, "mem_gib", 1, 0, 0, 1, &gib))) return err;
+    if ((err = ju_num(c, it, p, "reserved_gib", 0, 0, 0, 0, &res))) return err;
+    if ((err = ju_num(c, it, p, "tflops", 1, 0, 0, 1, &tf))) return err;
+    if ((err = ju_num(c, it, p, "efficiency", 0, 1, 0, 1, &t->eff))) return err;
+    if (t->eff > 1)
+      return hp_fail(c->d, HP_PARSE, "%s: %s.efficiency: expected a fraction in (0, 1], got %g",
+                     c->file, p, t->eff);
+    if (res >= gib)
+      return hp_fail(c->d, HP_PARSE, "%s: %s.reserved_gib: %g leaves nothing of mem_gib %g",
+                     c->file, p, res, gib);
+    t->mem = gib * GIB;
+    t->reserved = res * GIB;
+    t->peak = tf * 1e12;
+  }
+  return HP_OK;
+}
+
+static int type_index(const hp_cluster *cl, const char *name)
+{
+  for (int k = 0; k < cl->n_types; k++)
+    if (!strcmp(cl->types[k].name, name)) return k;
+  return -1;
+}
+
+static int node_index(const hp_cluster *cl, const char *name)
+{
+  for (int n = 0; n < cl->n_nodes; n++)
+    if (!strcmp(cl->nodes[n].name, name)) return n;
+  return -1;
+}
+
+static hp_err read_nodes(ju_ctx *c, const cJSON *arr, hp_cluster *cl)
+{
+  int n;
+  long total = 0;
+  hp_err err;
+  if ((err = ju_array(c, arr, "nodes", &n))) return err;
+  if (n == 0)
+    return hp_fail(c->d, HP_PARSE, "%s: nodes: empty: expected at least one node such as "
+                   "{\"name\": \"n0\", \"type\": \"V100\", \"gpus\": 4, \"intra_gbps\": 170}",
+                   c->file);
+  cl->nodes = hp__calloc((size_t)n, sizeof *cl->nodes);
+  if (!cl->nodes) return hp_fail(c->d, HP_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) {
+    const cJSON *o = cJSON_GetArrayItem(arr, i);
+    hp_node *nd = &cl->nodes[i];
+    const char *name, *type;
+    char p[64];
+    long gpus;
+    double gbps, lat;
+    ju_index(p, sizeof p, "nodes", i);
+    if ((err = ju_object(c, o, p))) return err;
+    ju_unknown_keys(c, o, p, node_keys);
+    if ((err = ju_str(c, o, p, "name", 1, NULL, &name))) return err;
+    if (node_index(cl, name) >= 0)
+      return hp_fail(c->d, HP_PARSE, "%s: %s.name: \"%s\" names two nodes: node names must be "
+                     "unique", c->file, p, name);
+    if ((err = ju_str(c, o, p, "type", 1, NULL, &type))) return err;
+    nd->type = type_index(cl, type);
+    if (nd->type < 0)
+      return hp_fail(c->d, HP_PARSE, "%s: %s.type: \"%s\" is not in device_types", c->file, p,
+                     type);
+    if ((err = ju_int(c, o, p, "gpus", 1, 0, 1, 4096, &gpus))) return err;
+    nd->gpus = (int)gpus;
+    if ((err = ju_num(c, o, p, "intra_gbps", gpus > 1, 0, 0, 1, &gbps))) return err;
+    if ((err = ju_num(c, o, p, "intra_lat_us", 0, 0, 0, 0, &lat))) return err;
+    nd->intra_bw = gbps * GBPS;
+    nd->intra_lat = lat * 1e-6;
+    nd->name = hp__strdup(name);
+    cl->n_nodes++;
+    if (!nd->name) return hp_fail(c->d, HP_NOMEM, "out of memory");
+    total += gpus;
+    if (total > 65536)
+      return hp_fail(c->d, HP_PARSE, "%s: nodes: more than 65536 devices in all", c->file);
+  }
+  return HP_OK;
+}
+
+static hp_err read_links(ju_ctx *c, const cJSON *arr, hp_cluster *cl)
+{
+  int n, nn = cl->n_nodes;
+  hp_err err;
+  if ((err = ju_array(c, arr, "links", &n))) return err;
+  for (int i = 0; i < n; i++) {
+    const cJSON *o = cJSON_GetArrayItem(arr, i);
+    const char *an, *bn;
+    char p[64];
+    int a, b;
+    double gbps, lat;
+    ju_index(p, sizeof p, "links", i);
+    if ((err = ju_object(c, o, p))) return err;
+    ju_unknown_keys(c, o, p, link_keys);
+    if ((err = ju_str(c, o, p, "a", 1, NULL, &an))) return err;
+    if ((err = ju_str(c, o, p, "b", 1, NULL, &bn))) return err;
+    a = node_index(cl, an);
+    b = node_index(cl, bn);
+    if (a < 0 || b < 0)
+      return hp_fail(c->d, HP_PARSE, "%s: %s.%s: \"%s\" is not the name of a node", c->file, p,
+                     a < 0 ? "a" : "b", a < 0 ? an : bn);
+    if (a == b)
+      return hp_fail(c->d, HP_PARSE, "%s: %s: a link joins two different nodes; use the "
+                     "node's intra_gbps for \"%s\" itself", c->file, p, an);
+    if ((err = ju_num(c, o, p, "gbps", 1, 0, 0, 1, &gbps))) return err;
+    if ((err = ju_num(c, o, p, "lat_us", 0, 0, 0, 0, &lat))) return err;
+    cl->node_bw[(size_t)a * nn + b] = cl->node_bw[(size_t)b * nn + a] = gbps * GBPS;
+    cl->node_lat[(size_t)a * nn + b] = cl->node_lat[(size_t)b * nn + a] = lat * 1e-6;
+  }
+  return HP_OK;
+}
+
+hp_err hp_cluster_parse(const char *text, const char *file, hp_cluster **out, hp_diag *d)
+{
+  ju_ctx c = { file, d };
+  cJSON *root = NULL;
+  hp_cluster *cl = NULL;
+  const cJSON *links, *mat;
+  const char *name, *slash = strrchr(file, '/');
+  double inter_gbps, inter_lat;
+  hp_err err;
+
+  *out = NULL;
+  HP_TRY(ju_parse(&c, text, &root));
+  HP_TRY(ju_object(&c, root, ""));
+  HP_TRY(ju_version(&c, root));
+  ju_unknown_keys(&c, root, "", cluster_keys);
+  cl = hp__calloc(1, sizeof *cl);
+  if (!cl) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  HP_TRY(ju_str(&c, root, "", "name", 0, slash ? slash + 1 : file, &name));
+  cl->name = hp__strdup(name);
+  if (!cJSON_GetObjectItemCaseSensitive(root, "device_types")) {
+    err = hp_fail(d, HP_PARSE, "%s: device_types: missing: expected an object of device types",
+                  file);
+    goto done;
+  }
+  HP_TRY(read_types(&c, cJSON_GetObjectItemCaseSensitive(root, "device_types"), cl));
+  if (!cJSON_GetObjectItemCaseSensitive(root, "nodes")) {
+    err = hp_fail(d, HP_PARSE, "%s: nodes: missing: expected an array of nodes", file);
+    goto done;
+  }
+  HP_TRY(read_nodes(&c, cJSON_GetObjectItemCaseSensitive(root, "nodes"), cl));
+  HP_TRY(ju_num(&c, root, "", "inter_gbps", 0, 0, 0, 1, &inter_gbps));
+  HP_TRY(ju_num(&c, root, "", "inter_lat_us", 0, 0, 0, 0, &inter_lat));
+  HP_TRY(hp_cluster_finish(cl, inter_gbps * GBPS, inter_lat * 1e-6, d));
+  links = cJSON_GetObjectItemCaseSensitive(root, "links");
+  if (links) HP_TRY(read_links(&c, links, cl));
+  mat = cJSON_GetObjectItemCaseSensitive(root, "bandwidth_matrix");
+  if (mat) {
+    int n;
+    HP_TRY(ju_bw_matrix(&c, mat, "bandwidth_matrix", &n, &cl->dev_bw, &cl->dev_lat));
+    if (n != cl->n_devices) {
+      err = hp_fail(d, HP_PARSE, "%s: bandwidth_matrix: is %d x %d but the nodes have %d "
+                    "devices", file, n, n, cl->n_devices);
+      goto done;
+    }
+  } else {
+    for (int a = 0; a < cl->n_nodes; a++)
+      for (int b = a + 1; b < cl->n_nodes; b++)
+        if (cl->node_bw[(size_t)a * cl->n_nodes + b] <= 0) {
+          err = hp_fail(d, HP_PARSE, "%s: inter_gbps: missing: nodes \"%s\" and \"%s\" have no "
+                        "link; give inter_gbps (the default between nodes) or a link",
+                        file, cl->nodes[a].name, cl->nodes[b].name);
+          goto done;
+        }
+  }
+  *out = cl;
+  cl = NULL;
+done:
+  hp_cluster_destroy(&cl);
+  cJSON_Delete(root);
+  return err;
+}
+
+hp_err hp_cluster_load(const char *path, hp_cluster **out, hp_diag *d)
+{
+  char *text = NULL;
+  hp_err err = hp_read_file(path, &text, d);
+  if (!err) err = hp_cluster_parse(text, path, out, d);
+  free(text);
+  return err;
+}

@@ -1,0 +1,193 @@
+/* load_model.c -- reads a model file (formats.md "Model"): explicit layers with
+ * `repeat`, or a `transformer` description expanded by transformer.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+
+#define MAX_LAYERS 1000000L
+
+static const char *const model_keys[] = {
+  "version", "name", "source", "notes", "param_bytes", "grad_bytes", "state_bytes",
+  "input_bytes", "layers", "transformer", NULL };
+static const char *const layer_keys[] = {
+  "name", "kind", "params", "act_bytes", "out_bytes", "flops", "tp_comm_bytes",
+  "splittable", "act_bytes_replicated", "work_bytes", "work_bytes_fixed", "repeat",
+  "source", "notes", NULL };
+static const char *const tf_keys[] = {
+  "family", "layers", "hidden", "heads", "kv_heads", "seq", "vocab", "ffn", NULL };
+
+static hp_err read_layer(ju_ctx *c, const cJSON *o, const char *p, hp_layer *ly, long *repeat,
+                         const char **name, const char **kind)
+{
+  hp_err err;
+  int split;
+  if ((err = ju_object(c, o, p))) return err;
+  ju_unknown_keys(c, o, p, layer_keys);
+  if ((err = ju_str(c, o, p, "name", 1, NULL, name))) return err;
+  if ((err = ju_str(c, o, p, "kind", 0, *name, kind))) return err;
+  if ((err = ju_num(c, o, p, "params", 1, 0, 0, 0, &ly->params))) return err;
+  if ((err = ju_num(c, o, p, "act_bytes", 1, 0, 0, 0, &ly->act_bytes))) return err;
+  if ((err = ju_num(c, o, p, "out_bytes", 1, 0, 0, 0, &ly->out_bytes))) return err;
+  if ((err = ju_num(c, o, p, "flops", 1, 0, 0, 0, &ly->flops))) return err;
+  if ((err = ju_num(c, o, p, "tp_comm_bytes", 0, 0, 0, 0, &ly->tp_comm))) return err;
+  if ((err = ju_bool(c, o, p, "splittable", 0, 1, &split))) return err;
+  ly->splittable = split;
+  if ((err = ju_num(c, o, p, "act_bytes_replicated", 0, 0, 0, 0, &ly->act_repl))) return err;
+  if ((err = ju_num(c, o, p, "work_bytes", 0, 0, 0, 0, &ly->work_bytes))) return err;
+  if ((err = ju_num(c, o, p, "work_bytes_fixed", 0, 0, 0, 0, &ly->work_fixed))) return err;
+  if ((err = ju_int(c, o, p, "repeat", 0, 1, 1, MAX_LAYERS, repeat))) return err;
+  if (ly->act_repl > ly->act_bytes)
+    return hp_fail(c->d, HP_PARSE, "%s: %s.act_bytes_replicated: %.17g exceeds act_bytes %.17g: "
+                   "it is the part of act_bytes that TP does not divide", c->file, p,
+                   ly->act_repl, ly->act_bytes);
+  return HP_OK;
+}
+
+static hp_err read_layers(ju_ctx *c, const cJSON *arr, hp_model *m)
+{
+  int n;
+  long total = 0;
+  hp_err err;
+  char p[64];
+  if ((err = ju_array(c, arr, "layers", &n))) return err;
+  if (n == 0)
+    return hp_fail(c->d, HP_PARSE, "%s: layers: the array is empty: a model needs at least "
+                   "one layer", c->file);
+  for (int i = 0; i < n; i++) {   /* first pass: validate and count */
+    hp_layer ly = {0};
+    long rep;
+    const char *name, *kind;
+    ju_index(p, sizeof p, "layers", i);
+    if ((err = read_layer(c, cJSON_GetArrayItem(arr, i), p, &ly, &rep, &name, &kind))) return err;
+    total += rep;
+    if (total > MAX_LAYERS)
+      return hp_fail(c->d, HP_PARSE, "%s: %s.repeat: more than %ld layers in all", c->file, p,
+                     MAX_LAYERS);
+  }
+  m->layers = hp__calloc((size_t)total, sizeof *m->layers);
+  if (!m->layers) return hp_fail(c->d, HP_NOMEM, "out of memory for %ld layers", total);
+  for (int i = 0; i < n; i++) {
+    hp_layer ly = {0};
+    long rep;
+    const char *name, *kind;
+    ju_index(p, sizeof p, "layers", i);
+    read_layer(c, cJSON_GetArrayItem(arr, i), p, &ly, &rep, &name, &kind);
+    for (long r = 0; r < rep; r++) {
+      hp_layer *dst = &m->layers[m->n_layers];
+      *dst = ly;
+      if (rep > 1) {
+        size_t len = strlen(name) + 24;
+        dst->name = malloc(len);
+        if (dst->name) snprintf(dst->name, len, "%s.%ld", name, r);
+      } else {
+        dst->name = hp__strdup(name);
+      }
+      dst->kind = hp__strdup(kind);
+      m->n_layers++;
+      if (!dst->name || !dst->kind) return hp_fail(c->d, HP_NOMEM, "out of memory");
+    }
+  }
+  return HP_OK;
+}
+
+static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
+{
+  hp_transformer t = {0};
+  const char *fam;
+  long v;
+  hp_err err;
+  const char *p = "transformer";
+  if ((err = ju_object(c, o, p))) return err;
+  ju_unknown_keys(c, o, p, tf_keys);
+  if ((err = ju_str(c, o, p, "family", 1, NULL, &fam))) return err;
+  if (hp_tf_family_parse(fam) < 0)
+    return hp_fail(c->d, HP_PARSE, "%s: transformer.family: expected \"gpt\" or \"llama\", "
+                   "got \"%s\"", c->file, fam);
+  t.family = (hp_tf_family)hp_tf_family_parse(fam);
+#define TF_INT(key, field, req, lo)                                                  \
+  if ((err = ju_int(c, o, p, key, req, 0, lo, 10000000, &v))) return err;            \
+  t.field = (int)v;
+  TF_INT("layers", layers, 1, 1)
+  TF_INT("hidden", hidden, 1, 1)
+  TF_INT("heads", heads, 1, 1)
+  TF_INT("kv_heads", kv_heads, 0, 0)
+  TF_INT("seq", seq, 1, 1)
+  TF_INT("vocab", vocab, 1, 1)
+  TF_INT("ffn", ffn, 0, 0)
+#undef TF_INT
+  err = hp_transformer_expand(&t, m, c->d);
+  if (err) {
+    char msg[sizeof c->d->msg];
+    snprintf(msg, sizeof msg, "%s", c->d->msg);
+    return hp_fail(c->d, err, "%s: %s", c->file, msg);
+  }
+  return HP_OK;
+}
+
+static const char *base_name(const char *path)
+{
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_diag *d)
+{
+  ju_ctx c = { file, d };
+  cJSON *root = NULL;
+  hp_model *m = NULL;
+  const cJSON *layers, *tf;
+  const char *name;
+  hp_err err;
+
+  *out = NULL;
+  HP_TRY(ju_parse(&c, text, &root));
+  HP_TRY(ju_object(&c, root, ""));
+  HP_TRY(ju_version(&c, root));
+  ju_unknown_keys(&c, root, "", model_keys);
+  m = hp__calloc(1, sizeof *m);
+  if (!m) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  HP_TRY(ju_str(&c, root, "", "name", 0, base_name(file), &name));
+  m->name = hp__strdup(name);
+  HP_TRY(ju_num(&c, root, "", "param_bytes", 0, 2, 0, 1, &m->param_bytes));
+  HP_TRY(ju_num(&c, root, "", "grad_bytes", 0, 2, 0, 1, &m->grad_bytes));
+  HP_TRY(ju_num(&c, root, "", "state_bytes", 0, 16, 0, 1, &m->state_bytes));
+  HP_TRY(ju_num(&c, root, "", "input_bytes", 0, 0, 0, 0, &m->input_bytes));
+  layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
+  tf = cJSON_GetObjectItemCaseSensitive(root, "transformer");
+  if (layers && tf) {
+    err = hp_fail(d, HP_PARSE, "%s: give either \"layers\" or \"transformer\", not both", file);
+    goto done;
+  }
+  if (!layers && !tf) {
+    err = hp_fail(d, HP_PARSE, "%s: layers: missing: expected an array of layers (or a "
+                  "\"transformer\" object)", file);
+    goto done;
+  }
+  if (layers) {
+    double in = m->input_bytes;
+    HP_TRY(read_layers(&c, layers, m));
+    m->input_bytes = in;
+  } else {
+    const cJSON *ib = cJSON_GetObjectItemCaseSensitive(root, "input_bytes");
+    double in = m->input_bytes;
+    HP_TRY(read_transformer(&c, tf, m));
+    if (ib) m->input_bytes = in;   /* an explicit figure wins over the generator's */
+  }
+  *out = m;
+  m = NULL;
+done:
+  hp_model_destroy(&m);
+  cJSON_Delete(root);
+  return err;
+}
+
+hp_err hp_model_load(const char *path, hp_model **out, hp_diag *d)
+{
+  char *text = NULL;
+  hp_err err = hp_read_file(path, &text, d);
+  if (!err) err = hp_model_parse(text, path, out, d);
+  free(text);
+  return err;
+}

@@ -1,0 +1,217 @@
+/* load_plan.c -- reads a plan file (formats.md "Plan") and a job file for a bound
+ * problem. Shapes and ranges are checked here with the key path; the rules that hold
+ * for any plan (bijection, TP groups inside nodes, ...) by hp_plan_validate. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+
+static const char *const plan_keys[] = {
+  "version", "pp", "tp", "dp", "mbs", "gas", "schedule", "stages", "sharding",
+  "iteration_time", "throughput", "mfu", "peak_memory", "solver", "cost_model", "source",
+  "notes", NULL };
+static const char *const stage_keys[] = { "layers", "recompute", "devices", NULL };
+static const char *const job_keys[] = { "version", "gbs", "schedule", "source", "notes", NULL };
+
+static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int *last)
+{
+  char p[64], q[96];
+  const cJSON *ly, *dv;
+  int n, rec;
+  hp_err err;
+  ju_index(p, sizeof p, "stages", s);
+  if ((err = ju_object(c, o, p))) return err;
+  ju_unknown_keys(c, o, p, stage_keys);
+  ju_join(q, sizeof q, p, "layers");
+  ly = cJSON_GetObjectItemCaseSensitive(o, "layers");
+  if (!ly) return hp_fail(c->d, HP_PARSE, "%s: %s: missing: expected [first, last]", c->file, q);
+  if ((err = ju_array(c, ly, q, &n))) return err;
+  if (n != 2) return ju_expect(c, q, "an inclusive pair [first, last] of layer indices", ly);
+  for (int i = 0; i < 2; i++) {
+    const cJSON *v = cJSON_GetArrayItem(ly, i);
+    char r[112];
+    snprintf(r, sizeof r, "%s[%d]", q, i);
+    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble ||
+        v->valuedouble < 0 || v->valuedouble >= pl->n_layers) {
+      char what[64];
+      snprintf(what, sizeof what, "a layer index in 0..%d", pl->n_layers - 1);
+      return ju_expect(c, r, what, v);
+    }
+  }
+  pl->first[s] = (int)cJSON_GetArrayItem(ly, 0)->valuedouble;
+  *last = (int)cJSON_GetArrayItem(ly, 1)->valuedouble;
+  if (*last < pl->first[s])
+    return hp_fail(c->d, HP_PARSE, "%s: %s: [%d, %d] is empty: last must be >= first", c->file,
+                   q, pl->first[s], *last);
+  if ((err = ju_bool(c, o, p, "recompute", 0, 0, &rec))) return err;
+  pl->recompute[s] = (unsigned char)rec;
+  ju_join(q, sizeof q, p, "devices");
+  dv = cJSON_GetObjectItemCaseSensitive(o, "devices");
+  if (!dv) return hp_fail(c->d, HP_PARSE, "%s: %s: missing: expected %d replica(s) of %d device id(s)",
+                          c->file, q, pl->dp, pl->tp);
+  if ((err = ju_array(c, dv, q, &n))) return err;
+  if (n != pl->dp)
+    return hp_fail(c->d, HP_PARSE, "%s: %s: expected dp = %d replicas, got %d", c->file, q,
+                   pl->dp, n);
+  for (int r = 0; r < pl->dp; r++) {
+    const cJSON *row = cJSON_GetArrayItem(dv, r);
+    char rp[112];
+    snprintf(rp, sizeof rp, "%s[%d]", q, r);
+    if ((err = ju_array(c, row, rp, &n))) return err;
+    if (n != pl->tp)
+      return hp_fail(c->d, HP_PARSE, "%s: %s: expected tp = %d device ids, got %d", c->file, rp,
+                     pl->tp, n);
+    for (int j = 0; j < pl->tp; j++) {
+      const cJSON *v = cJSON_GetArrayItem(row, j);
+      char jp[128];
+      snprintf(jp, sizeof jp, "%s[%d]", rp, j);
+      if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble || v->valuedouble < 0)
+        return ju_expect(c, jp, "a device id", v);
+      pl->dev[HP_SLOT(pl, s, r, j)] = (int)v->valuedouble;
+    }
+  }
+  return HP_OK;
+}
+
+static hp_err read_sharding(ju_ctx *c, const cJSON *arr, hp_plan *pl)
+{
+  int n;
+  hp_err err;
+  if ((err = ju_array(c, arr, "sharding", &n))) return err;
+  if (n != pl->n_layers)
+    return hp_fail(c->d, HP_PARSE, "%s: sharding: expected one mode per layer (%d), got %d",
+                   c->file, pl->n_layers, n);
+  for (int l = 0; l < n; l++) {
+    const cJSON *v = cJSON_GetArrayItem(arr, l);
+    char p[64];
+    ju_index(p, sizeof p, "sharding", l);
+    if (cJSON_IsString(v) && !strcmp(v->valuestring, "dp")) pl->zdp[l] = 0;
+    else if (cJSON_IsString(v) && !strcmp(v->valuestring, "zdp")) pl->zdp[l] = 1;
+    else return ju_expect(c, p, "\"dp\" or \"zdp\"", v);
+  }
+  return HP_OK;
+}
+
+hp_err hp_plan_parse(const char *text, const char *file, const hp_problem *prob,
+                     hp_plan **out, hp_diag *d)
+{
+  ju_ctx c = { file, d };
+  cJSON *root = NULL;
+  hp_plan *pl = NULL;
+  const cJSON *stages, *v;
+  const char *sched;
+  long pp, tp, dp, mbs, gas;
+  int n, D = prob->cluster->n_devices;
+  hp_err err;
+
+  *out = NULL;
+  HP_TRY(ju_parse(&c, text, &root));
+  HP_TRY(ju_object(&c, root, ""));
+  HP_TRY(ju_version(&c, root));
+  ju_unknown_keys(&c, root, "", plan_keys);
+  HP_TRY(ju_int(&c, root, "", "pp", 1, 0, 1, D, &pp));
+  HP_TRY(ju_int(&c, root, "", "tp", 1, 0, 1, D, &tp));
+  HP_TRY(ju_int(&c, root, "", "dp", 1, 0, 1, D, &dp));
+  HP_TRY(ju_int(&c, root, "", "mbs", 1, 0, 1, 1L << 30, &mbs));
+  HP_TRY(ju_int(&c, root, "", "gas", 0, 0, 1, 1L << 40, &gas));
+  HP_TRY(ju_str(&c, root, "", "schedule", 0, hp_schedule_name(prob->job.schedule), &sched));
+  if (hp_schedule_parse(sched) < 0) {
+    err = hp_fail(d, HP_PARSE, "%s: schedule: expected \"1f1b\" or \"gpipe\", got \"%s\"", file,
+                  sched);
+    goto done;
+  }
+  if (pp * tp * dp != D) {
+    err = hp_fail(d, HP_PLAN, "%s: pp * tp * dp = %ld * %ld * %ld = %ld but cluster '%s' has %d "
+                  "devices", file, pp, tp, dp, pp * tp * dp, prob->cluster->name, D);
+    goto done;
+  }
+  HP_TRY(hp_plan_create(&pl, (int)pp, (int)tp, (int)dp, prob->model->n_layers, d));
+  pl->mbs = (int)mbs;
+  pl->schedule = (hp_schedule)hp_schedule_parse(sched);
+  if (prob->job.gbs % (dp * mbs) != 0) {
+    err = hp_fail(d, HP_PLAN, "%s: mbs: gbs %ld is not a multiple of dp * mbs = %ld * %ld, so "
+                  "gas would not be an integer", file, prob->job.gbs, dp, mbs);
+    goto done;
+  }
+  pl->gas = prob->job.gbs / (dp * mbs);
+  if (cJSON_GetObjectItemCaseSensitive(root, "gas") && gas != pl->gas) {
+    err = hp_fail(d, HP_PLAN, "%s: gas: %ld but gbs / (dp * mbs) = %ld / (%ld * %ld) = %ld",
+                  file, gas, prob->job.gbs, dp, mbs, pl->gas);
+    goto done;
+  }
+  stages = cJSON_GetObjectItemCaseSensitive(root, "stages");
+  if (!stages) {
+    err = hp_fail(d, HP_PARSE, "%s: stages: missing: expected pp = %ld stages", file, pp);
+    goto done;
+  }
+  HP_TRY(ju_array(&c, stages, "stages", &n));
+  if (n != pp) {
+    err = hp_fail(d, HP_PARSE, "%s: stages: expected pp = %ld stages, got %d", file, pp, n);
+    goto done;
+  }
+  for (int s = 0, prev_last = -1; s < pp; s++) {
+    int last = -1;
+    HP_TRY(read_stage(&c, cJSON_GetArrayItem(stages, s), s, pl, &last));
+    if (pl->first[s] != prev_last + 1) {
+      if (s == 0)
+        err = hp_fail(d, HP_PLAN, "%s: stages[0].layers: starts at layer %d: the first stage "
+                      "must start at layer 0", file, pl->first[s]);
+      else
+        err = hp_fail(d, HP_PLAN, "%s: stages[%d].layers: starts at layer %d but stages[%d] ends "
+                      "at layer %d: stages must be contiguous and in order", file, s,
+                      pl->first[s], s - 1, prev_last);
+      goto done;
+    }
+    prev_last = last;
+    if (s == pp - 1 && last != pl->n_layers - 1) {
+      err = hp_fail(d, HP_PLAN, "%s: stages[%d].layers: ends at layer %d but the model's last "
+                    "layer is %d", file, s, last, pl->n_layers - 1);
+      goto done;
+    }
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "sharding"))) HP_TRY(read_sharding(&c, v, pl));
+  *out = pl;
+  pl = NULL;
+done:
+  hp_plan_destroy(&pl);
+  cJSON_Delete(root);
+  return err;
+}
+
+hp_err hp_plan_load(const char *path, const hp_problem *prob, hp_plan **out, hp_diag *d)
+{
+  char *text = NULL;
+  hp_err err = hp_read_file(path, &text, d);
+  if (!err) err = hp_plan_parse(text, path, prob, out, d);
+  free(text);
+  return err;
+}
+
+hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d)
+{
+  ju_ctx c = { path, d };
+  char *text = NULL;
+  cJSON *root = NULL;
+  const char *sched;
+  long gbs;
+  hp_err err;
+  HP_TRY(hp_read_file(path, &text, d));
+  HP_TRY(ju_parse(&c, text, &root));
+  HP_TRY(ju_object(&c, root, ""));
+  HP_TRY(ju_version(&c, root));
+  ju_unknown_keys(&c, root, "", job_keys);
+  HP_TRY(ju_int(&c, root, "", "gbs", 0, job->gbs, 1, 1L << 40, &gbs));
+  HP_TRY(ju_str(&c, root, "", "schedule", 0, hp_schedule_name(job->schedule), &sched));
+  if (hp_schedule_parse(sched) < 0) {
+    err = hp_fail(d, HP_PARSE, "%s: schedule: expected \"1f1b\" or \"gpipe\", got \"%s\"", path,
+                  sched);
+    goto done;
+  }
+  job->gbs = gbs;
+  job->schedule = (hp_schedule)hp_schedule_parse(sched);
+done:
+  cJSON_Delete(root);
+  free(text);
+  return err;
+}

@@ -1,0 +1,118 @@
+/* load_profile.c -- reads a profile (formats.md "Profile"): measured layer times, an
+ * optional device bandwidth matrix and collective timings. Device-type names are
+ * resolved against the cluster when the problem is bound (problem.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+
+static const char *const profile_keys[] = {
+  "version", "source", "notes", "device_types", "layer_times", "bandwidth_matrix",
+  "collectives", NULL };
+static const char *const time_keys[] = { "kind", "type", "tp", "mbs", "seconds", NULL };
+static const char *const coll_keys[] = { "op", "ranks", "bytes", "seconds", NULL };
+
+static hp_err read_times(ju_ctx *c, const cJSON *arr, hp_profile *pr)
+{
+  int n;
+  hp_err err;
+  if ((err = ju_array(c, arr, "layer_times", &n))) return err;
+  pr->measures = hp__calloc((size_t)n, sizeof *pr->measures);
+  if (!pr->measures) return hp_fail(c->d, HP_NOMEM, "out of memory");
+  for (int i = 0; i < n; i++) {
+    const cJSON *o = cJSON_GetArrayItem(arr, i);
+    hp_measure *m = &pr->measures[i];
+    const char *kind, *type;
+    char p[64];
+    long tp, mbs;
+    ju_index(p, sizeof p, "layer_times", i);
+    if ((err = ju_object(c, o, p))) return err;
+    ju_unknown_keys(c, o, p, time_keys);
+    if ((err = ju_str(c, o, p, "kind", 1, NULL, &kind))) return err;
+    if ((err = ju_str(c, o, p, "type", 1, NULL, &type))) return err;
+    if ((err = ju_int(c, o, p, "tp", 1, 0, 1, 4096, &tp))) return err;
+    if ((err = ju_int(c, o, p, "mbs", 1, 0, 1, 1000000, &mbs))) return err;
+    if ((err = ju_num(c, o, p, "seconds", 1, 0, 0, 0, &m->seconds))) return err;
+    m->tp = (int)tp;
+    m->mbs = (int)mbs;
+    m->type = -1;
+    m->kind = hp__strdup(kind);
+    m->type_name = hp__strdup(type);
+    pr->n_measures++;
+    if (!m->kind || !m->type_name) return hp_fail(c->d, HP_NOMEM, "out of memory");
+  }
+  return HP_OK;
+}
+
+static hp_err read_collectives(ju_ctx *c, const cJSON *arr, hp_profile *pr)
+{
+  int n;
+  hp_err err;
+  if ((err = ju_array(c, arr, "collectives", &n))) return err;
+  for (int i = 0; i < n; i++) {
+    const cJSON *o = cJSON_GetArrayItem(arr, i);
+    const char *op;
+    char p[64];
+    long ranks;
+    double bytes, secs;
+    ju_index(p, sizeof p, "collectives", i);
+    if ((err = ju_object(c, o, p))) return err;
+    ju_unknown_keys(c, o, p, coll_keys);
+    if ((err = ju_str(c, o, p, "op", 1, NULL, &op))) return err;
+    if ((err = ju_int(c, o, p, "ranks", 1, 0, 1, 1 << 20, &ranks))) return err;
+    if ((err = ju_num(c, o, p, "bytes", 1, 0, 0, 0, &bytes))) return err;
+    if ((err = ju_num(c, o, p, "seconds", 1, 0, 0, 0, &secs))) return err;
+  }
+  pr->n_collectives = n;
+  return HP_OK;
+}
+
+hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp_diag *d)
+{
+  ju_ctx c = { file, d };
+  cJSON *root = NULL;
+  hp_profile *pr = NULL;
+  const cJSON *v;
+  hp_err err;
+  int n;
+
+  *out = NULL;
+  HP_TRY(ju_parse(&c, text, &root));
+  HP_TRY(ju_object(&c, root, ""));
+  HP_TRY(ju_version(&c, root));
+  ju_unknown_keys(&c, root, "", profile_keys);
+  pr = hp__calloc(1, sizeof *pr);
+  if (!pr) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "device_types"))) {
+    HP_TRY(ju_array(&c, v, "device_types", &n));
+    for (int i = 0; i < n; i++) {
+      char p[64];
+      const cJSON *s = cJSON_GetArrayItem(v, i);
+      ju_index(p, sizeof p, "device_types", i);
+      if (!cJSON_IsString(s) || !*s->valuestring) {
+        err = ju_expect(&c, p, "a device type name", s);
+        goto done;
+      }
+    }
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "layer_times"))) HP_TRY(read_times(&c, v, pr));
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "bandwidth_matrix")))
+    HP_TRY(ju_bw_matrix(&c, v, "bandwidth_matrix", &pr->n_devices, &pr->dev_bw, &pr->dev_lat));
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "collectives")))
+    HP_TRY(read_collectives(&c, v, pr));
+  *out = pr;
+  pr = NULL;
+done:
+  hp_profile_destroy(&pr);
+  cJSON_Delete(root);
+  return err;
+}
+
+hp_err hp_profile_load(const char *path, hp_profile **out, hp_diag *d)
+{
+  char *text = NULL;
+  hp_err err = hp_read_file(path, &text, d);
+  if (!err) err = hp_profile_parse(text, path, out, d);
+  free(text);
+  return err;
+}

@@ -1,0 +1,166 @@
+/* plan.c -- plan lifetime, validation against a problem (cost-model.md sections 2, 5
+ * and 7.8) and two default fillers (in-order placement, even split). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+hp_err hp_plan_create(hp_plan **out, int pp, int tp, int dp, int n_layers, hp_diag *d)
+{
+  hp_plan *p;
+  *out = NULL;
+  if (pp < 1 || tp < 1 || dp < 1 || n_layers < 1)
+    return hp_fail(d, HP_INVAL, "plan shape pp=%d tp=%d dp=%d over %d layers: all must be >= 1",
+                   pp, tp, dp, n_layers);
+  p = hp__calloc(1, sizeof *p);
+  if (!p) return hp_fail(d, HP_NOMEM, "out of memory for a plan");
+  p->pp = pp;
+  p->tp = tp;
+  p->dp = dp;
+  p->mbs = 1;
+  p->n_layers = n_layers;
+  p->first = hp__calloc((size_t)pp + 1, sizeof *p->first);
+  p->recompute = hp__calloc((size_t)pp, sizeof *p->recompute);
+  p->dev = hp__calloc((size_t)pp * (size_t)dp * (size_t)tp, sizeof *p->dev);
+  p->zdp = hp__calloc((size_t)n_layers, sizeof *p->zdp);
+  if (!p->first || !p->recompute || !p->dev || !p->zdp) {
+    hp_plan_destroy(&p);
+    return hp_fail(d, HP_NOMEM, "out of memory for a plan");
+  }
+  p->first[pp] = n_layers;
+  *out = p;
+  return HP_OK;
+}
+
+void hp_plan_destroy(hp_plan **pp)
+{
+  hp_plan *p;
+  if (!pp || !*pp) return;
+  p = *pp;
+  free(p->first);
+  free(p->recompute);
+  free(p->dev);
+  free(p->zdp);
+  free(p);
+  *pp = NULL;
+}
+
+hp_err hp_plan_copy(hp_plan **out, const hp_plan *src, hp_diag *d)
+{
+  hp_err err = hp_plan_create(out, src->pp, src->tp, src->dp, src->n_layers, d);
+  hp_plan *p = *out;
+  if (err) return err;
+  p->mbs = src->mbs;
+  p->gas = src->gas;
+  p->schedule = src->schedule;
+  memcpy(p->first, src->first, ((size_t)src->pp + 1) * sizeof *p->first);
+  memcpy(p->recompute, src->recompute, (size_t)src->pp * sizeof *p->recompute);
+  memcpy(p->dev, src->dev, (size_t)src->pp * (size_t)src->dp * (size_t)src->tp * sizeof *p->dev);
+  memcpy(p->zdp, src->zdp, (size_t)src->n_layers * sizeof *p->zdp);
+  return HP_OK;
+}
+
+hp_err hp_plan_set_gas(const hp_problem *prob, hp_plan *plan, hp_diag *d)
+{
+  long per = (long)plan->dp * plan->mbs;
+  if (plan->mbs < 1)
+    return hp_fail(d, HP_PLAN, "plan: mbs %d: expected a positive integer", plan->mbs);
+  if (prob->job.gbs % per != 0)
+    return hp_fail(d, HP_PLAN,
+                   "plan: gbs %ld is not a multiple of dp * mbs = %d * %d: gas would not be "
+                   "an integer", prob->job.gbs, plan->dp, plan->mbs);
+  plan->gas = prob->job.gbs / per;
+  return HP_OK;
+}
+
+hp_err hp_plan_validate(const hp_problem *prob, const hp_plan *plan, hp_diag *d)
+{
+  const hp_cluster *c = prob->cluster;
+  int D = c->n_devices, L = prob->model->n_layers;
+  int *owner = NULL;
+  long per;
+  hp_err err = HP_OK;
+
+  if ((long)plan->pp * plan->tp * plan->dp != D)
+    return hp_fail(d, HP_PLAN, "plan: pp * tp * dp = %d * %d * %d = %ld but cluster '%s' has "
+                   "%d devices", plan->pp, plan->tp, plan->dp,
+                   (long)plan->pp * plan->tp * plan->dp, c->name, D);
+  if (plan->n_layers != L)
+    return hp_fail(d, HP_PLAN, "plan: covers %d layers but model '%s' has %d",
+                   plan->n_layers, prob->model->name, L);
+  if (plan->mbs < 1)
+    return hp_fail(d, HP_PLAN, "plan: mbs %d: expected a positive integer", plan->mbs);
+  per = (long)plan->dp * plan->mbs;
+  if (prob->job.gbs % per != 0)
+    return hp_fail(d, HP_PLAN, "plan: gbs %ld is not a multiple of dp * mbs = %d * %d",
+                   prob->job.gbs, plan->dp, plan->mbs);
+  if (plan->gas != prob->job.gbs / per)
+    return hp_fail(d, HP_PLAN, "plan: gas %ld but gbs / (dp * mbs) = %ld", plan->gas,
+                   prob->job.gbs / per);
+  if (plan->schedule != prob->job.schedule)
+    return hp_fail(d, HP_PLAN, "plan: schedule '%s' but the job's is '%s'",
+                   hp_schedule_name(plan->schedule), hp_schedule_name(prob->job.schedule));
+  if (plan->pp > L)
+    return hp_fail(d, HP_PLAN, "plan: pp %d exceeds the %d layers of the model", plan->pp, L);
+  if (plan->first[0] != 0)
+    return hp_fail(d, HP_PLAN, "plan: stages[0] starts at layer %d: it must start at 0",
+                   plan->first[0]);
+  for (int s = 0; s < plan->pp; s++)
+    if (plan->first[s + 1] <= plan->first[s])
+      return hp_fail(d, HP_PLAN, "plan: stages[%d] is empty or out of order (starts at %d, "
+                     "next starts at %d)", s, plan->first[s], plan->first[s + 1]);
+  if (plan->first[plan->pp] != L)
+    return hp_fail(d, HP_PLAN, "plan: the stages end at layer %d but the model has %d layers",
+                   plan->first[plan->pp] - 1, L);
+
+  owner = hp__calloc((size_t)D, sizeof *owner);
+  if (!owner) return hp_fail(d, HP_NOMEM, "out of memory");
+  for (int i = 0; i < D; i++) owner[i] = -1;
+  for (int s = 0; s < plan->pp; s++)
+    for (int r = 0; r < plan->dp; r++) {
+      int node0 = -1;
+      for (int j = 0; j < plan->tp; j++) {
+        int slot = HP_SLOT(plan, s, r, j), dv = plan->dev[slot];
+        if (dv < 0 || dv >= D) {
+          err = hp_fail(d, HP_PLAN, "plan: stages[%d].devices[%d][%d] = %d: expected a device "
+                        "id in 0..%d", s, r, j, dv, D - 1);
+          goto done;
+        }
+        if (owner[dv] >= 0) {
+          int o = owner[dv], os = o / (plan->dp * plan->tp);
+          int orr = (o / plan->tp) % plan->dp, oj = o % plan->tp;
+          err = hp_fail(d, HP_PLAN, "plan: device %d serves both stages[%d].devices[%d][%d] "
+                        "and stages[%d].devices[%d][%d]: the placement must be a bijection",
+                        dv, os, orr, oj, s, r, j);
+          goto done;
+        }
+        owner[dv] = slot;
+        if (j == 0) node0 = c->dev_node[dv];
+        else if (c->dev_node[dv] != node0) {
+          err = hp_fail(d, HP_PLAN, "plan: stages[%d].devices[%d]: the TP group spans nodes "
+                        "'%s' and '%s'; a TP group must lie inside one node", s, r,
+                        c->nodes[node0].name, c->nodes[c->dev_node[dv]].name);
+          goto done;
+        }
+      }
+    }
+done:
+  free(owner);
+  return err;
+}
+
+void hp_plan_place_in_order(hp_plan *plan)
+{
+  int n = plan->pp * plan->dp * plan->tp;
+  for (int i = 0; i < n; i++) plan->dev[i] = i;
+}
+
+void hp_plan_split_even(hp_plan *plan)
+{
+  int L = plan->n_layers, pp = plan->pp, base = L / pp, rem = L % pp, at = 0;
+  for (int s = 0; s < pp; s++) {
+    plan->first[s] = at;
+    at += base + (s < rem ? 1 : 0);
+  }
+  plan->first[pp] = L;
+}

@@ -1,0 +1,181 @@
+/* problem.c -- binds model, cluster, profile and job into a problem: resolves the
+ * effective bandwidth matrix and groups profile measurements into per-(layer, type, tp)
+ * series for the layer-time look-up. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+double hp_problem_bw(const hp_problem *p, int a, int b)
+{
+  const hp_cluster *c = p->cluster;
+  if (p->bw) return p->bw[(size_t)a * (size_t)c->n_devices + (size_t)b];
+  return c->node_bw[(size_t)c->dev_node[a] * (size_t)c->n_nodes + (size_t)c->dev_node[b]];
+}
+
+double hp_problem_lat(const hp_problem *p, int a, int b)
+{
+  const hp_cluster *c = p->cluster;
+  if (p->lat) return p->lat[(size_t)a * (size_t)c->n_devices + (size_t)b];
+  return c->node_lat[(size_t)c->dev_node[a] * (size_t)c->n_nodes + (size_t)c->dev_node[b]];
+}
+
+static int find_type(const hp_cluster *c, const char *name)
+{
+  for (int k = 0; k < c->n_types; k++)
+    if (!strcmp(c->types[k].name, name)) return k;
+  return -1;
+}
+
+/* A measure and its place in the file: groups sort by (kind, type, tp), then mbs, then
+ * file order, so that of duplicates the last is kept. */
+typedef struct { const hp_measure *m; int pos; } keyed;
+
+static int cmp_measure(const void *pa, const void *pb)
+{
+  const keyed *ka = pa, *kb = pb;
+  const hp_measure *a = ka->m, *b = kb->m;
+  int c = strcmp(a->kind, b->kind);
+  if (c) return c;
+  if (a->type != b->type) return a->type < b->type ? -1 : 1;
+  if (a->tp != b->tp) return a->tp < b->tp ? -1 : 1;
+  if (a->mbs != b->mbs) return a->mbs < b->mbs ? -1 : 1;
+  return ka->pos < kb->pos ? -1 : 1;
+}
+
+static int same_group(const hp_measure *a, const hp_measure *b)
+{
+  return !strcmp(a->kind, b->kind) && a->type == b->type && a->tp == b->tp;
+}
+
+static hp_err build_series(hp_problem *p, hp_diag *d)
+{
+  const hp_profile *pr = p->profile;
+  const hp_model *m = p->model;
+  const hp_cluster *c = p->cluster;
+  keyed *order = NULL;
+  int n_use = 0, n_groups = 0;
+  hp_err err = HP_OK;
+  size_t slots = (size_t)m->n_layers * (size_t)c->n_types * (size_t)(p->max_tp + 1);
+
+  p->series = hp__calloc(slots, sizeof *p->series);
+  if (!p->series) return hp_fail(d, HP_NOMEM, "out of memory for the profile table");
+  if (!pr || pr->n_measures == 0) return HP_OK;
+
+  order = hp__calloc((size_t)pr->n_measures, sizeof *order);
+  if (!order) return hp_fail(d, HP_NOMEM, "out of memory for the profile table");
+  for (int i = 0; i < pr->n_measures; i++) {
+    hp_measure *ms = &pr->measures[i];
+    ms->type = find_type(c, ms->type_name);
+    if (ms->type < 0) {
+      hp_warn(d, "profile: layer_times[%d]: device type '%s' is not in the cluster; ignored",
+              i, ms->type_name);
+      continue;
+    }
+    if (ms->tp > p->max_tp) continue;  /* no TP group of that size fits in a node */
+    order[n_use].m = ms;
+    order[n_use++].pos = i;
+  }
+  qsort(order, (size_t)n_use, sizeof *order, cmp_measure);
+
+  for (int i = 0; i < n_use; i++)
+    if (i == 0 || !same_group(order[i].m, order[i - 1].m)) n_groups++;
+  p->series_store = hp__calloc((size_t)n_groups, sizeof *p->series_store);
+  if (!p->series_store) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  p->n_series = n_groups;
+
+  for (int i = 0, g = -1; i < n_use; i++) {
+    const hp_measure *a = order[i].m;
+    if (i == 0 || !same_group(a, order[i - 1].m)) {
+      int end = i;
+      hp_series *sr = &p->series_store[++g];
+      while (end < n_use && same_group(order[end].m, a)) end++;
+      sr->mbs = hp__calloc((size_t)(end - i), sizeof *sr->mbs);
+      sr->seconds = hp__calloc((size_t)(end - i), sizeof *sr->seconds);
+      if (!sr->mbs || !sr->seconds) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+      for (int q = i; q < end; q++) {
+        const hp_measure *e = order[q].m;
+        if (sr->n > 0 && sr->mbs[sr->n - 1] == e->mbs)
+          sr->seconds[sr->n - 1] = e->seconds;   /* later duplicate wins */
+        else {
+          sr->mbs[sr->n] = e->mbs;
+          sr->seconds[sr->n] = e->seconds;
+          sr->n++;
+        }
+      }
+      for (int l = 0; l < m->n_layers; l++)
+        if (!strcmp(m->layers[l].kind, a->kind))
+          p->series[hp__series_index(p, l, a->type, a->tp)] = sr;
+    }
+  }
+done:
+  free(order);
+  return err;
+}
+
+hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
+                         hp_profile *profile, hp_job job, hp_diag *d)
+{
+  hp_err err = HP_OK;
+  hp_problem *p = hp__calloc(1, sizeof *p);
+  *out = NULL;
+  if (!p) {
+    hp_model_destroy(&model);
+    hp_cluster_destroy(&cluster);
+    hp_profile_destroy(&profile);
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  }
+  p->model = model;
+  p->cluster = cluster;
+  p->profile = profile;
+  p->job = job;
+  if (job.gbs <= 0) {
+    err = hp_fail(d, HP_INVAL, "global batch size %ld: expected a positive integer (--gbs)",
+                  job.gbs);
+    goto done;
+  }
+  if (model->n_layers <= 0) {
+    err = hp_fail(d, HP_INVAL, "model '%s' has no layers", model->name);
+    goto done;
+  }
+  for (int n = 0; n < cluster->n_nodes; n++)
+    if (cluster->nodes[n].gpus > p->max_tp) p->max_tp = cluster->nodes[n].gpus;
+  if (profile && profile->n_devices > 0) {
+    if (profile->n_devices != cluster->n_devices) {
+      err = hp_fail(d, HP_PARSE,
+                    "profile: bandwidth_matrix is %d x %d but cluster '%s' has %d devices",
+                    profile->n_devices, profile->n_devices, cluster->name,
+                    cluster->n_devices);
+      goto done;
+    }
+    p->bw = profile->dev_bw;
+    p->lat = profile->dev_lat;
+  } else if (cluster->dev_bw) {
+    p->bw = cluster->dev_bw;
+    p->lat = cluster->dev_lat;
+  }
+  HP_TRY(build_series(p, d));
+  *out = p;
+  return HP_OK;
+done:
+  hp_problem_destroy(&p);
+  return err;
+}
+
+void hp_problem_destroy(hp_problem **pp)
+{
+  hp_problem *p;
+  if (!pp || !*pp) return;
+  p = *pp;
+  for (int i = 0; i < p->n_series; i++) {
+    free(p->series_store[i].mbs);
+    free(p->series_store[i].seconds);
+  }
+  free(p->series_store);
+  free(p->series);
+  hp_model_destroy(&p->model);
+  hp_cluster_destroy(&p->cluster);
+  hp_profile_destroy(&p->profile);
+  free(p);
+  *pp = NULL;
+}

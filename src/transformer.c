@@ -1,0 +1,119 @@
+/* transformer.c -- expands a GPT-2/GPT-3 or Llama-2 style transformer into explicit
+ * layers (embedding, blocks, final norm, head). Formulas and their sources are in
+ * docs/transformer.md: parameters and FLOPs (2 FLOPs per multiply-add, backward = 2 x
+ * forward), saved activations after Korthikanti et al. 2022 (fp16, no sequence
+ * parallelism, no flash attention), tensor-parallel all-reduce bytes after Megatron. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int hp_tf_family_parse(const char *s)
+{
+  if (!s) return -1;
+  if (!strcmp(s, "gpt")) return HP_TF_GPT;
+  if (!strcmp(s, "llama")) return HP_TF_LLAMA;
+  return -1;
+}
+
+static hp_err set_layer(hp_layer *ly, const char *name, const char *kind)
+{
+  ly->name = hp__strdup(name);
+  ly->kind = hp__strdup(kind);
+  return ly->name && ly->kind ? HP_OK : HP_NOMEM;
+}
+
+hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
+{
+  int gpt = t->family == HP_TF_GPT;
+  double s = t->seq, h = t->hidden, a = t->heads, V = t->vocab;
+  double kv = t->kv_heads > 0 ? t->kv_heads : t->heads;
+  double hk = h * kv / a;   /* width of the K and V projections */
+  double f;
+  int n = t->layers + 3;
+  hp_layer *L;
+
+  if (t->layers < 1 || t->hidden < 1 || t->heads < 1 || t->seq < 1 || t->vocab < 1)
+    return hp_fail(d, HP_INVAL, "transformer: layers, hidden, heads, seq and vocab must be "
+                   "positive");
+  if (t->hidden % t->heads != 0)
+    return hp_fail(d, HP_INVAL, "transformer.heads: %d does not divide hidden %d", t->heads,
+                   t->hidden);
+  if (t->kv_heads > 0 && t->heads % t->kv_heads != 0)
+    return hp_fail(d, HP_INVAL, "transformer.kv_heads: %d does not divide heads %d",
+                   t->kv_heads, t->heads);
+  if (t->ffn > 0) f = t->ffn;
+  else if (gpt) f = 4 * h;
+  else f = 256.0 * (double)((8 * (long)t->hidden / 3 + 255) / 256);
+
+  L = hp__calloc((size_t)n, sizeof *L);
+  if (!L) return hp_fail(d, HP_NOMEM, "out of memory for %d layers", n);
+
+  /* Embedding: token table (and learned positions in GPT); a lookup, no matmul FLOPs;
+   * vocab-parallel under TP, one forward all-reduce of its output. */
+  L[0].params = V * h + (gpt ? s * h : 0);
+  L[0].act_bytes = gpt ? s * h : 0;     /* GPT's embedding-dropout mask, 1 byte */
+  L[0].act_repl = L[0].act_bytes;
+  L[0].out_bytes = 2 * s * h;
+  L[0].tp_comm = 2 * s * h;
+  L[0].splittable = 1;
+
+  for (int i = 0; i < t->layers; i++) {
+    hp_layer *b = &L[1 + i];
+    double proj = 2 * h * h + 2 * h * hk;           /* Q, O and the K, V projections */
+    double mlp = gpt ? 2 * h * f : 3 * h * f;       /* GELU MLP or SwiGLU */
+    b->params = proj + mlp + (gpt ? 2 * h + 2 * hk + f + h + 4 * h : 2 * h);
+    b->flops = 3.0 * (2 * s * proj + 4 * s * s * h + 2 * s * mlp);
+    if (gpt) {
+      /* attention 7sh + 4s hk + 5as^2, MLP 3sh + 4sf, two LayerNorms 4sh */
+      b->act_bytes = 14 * s * h + 4 * s * hk + 4 * s * f + 5 * a * s * s;
+      b->act_repl = 10 * s * h;   /* LN inputs, dropout masks, QKV and MLP inputs */
+    } else {
+      /* attention 6sh + 4s hk + 2as^2, SwiGLU 2sh + 8sf, two RMSNorms 4sh */
+      b->act_bytes = 12 * s * h + 4 * s * hk + 8 * s * f + 2 * a * s * s;
+      b->act_repl = 8 * s * h;    /* norm inputs, QKV and MLP inputs */
+    }
+    b->out_bytes = 2 * s * h;
+    b->tp_comm = 8 * s * h;       /* two all-reduces forward, two backward, 2sh bytes each */
+    b->splittable = 1;
+  }
+
+  hp_layer *fn = &L[1 + t->layers], *hd = &L[2 + t->layers];
+  fn->params = gpt ? 2 * h : h;   /* replicated under TP */
+  fn->act_bytes = 2 * s * h;
+  fn->act_repl = 2 * s * h;
+  fn->out_bytes = 2 * s * h;
+  fn->splittable = 0;
+
+  /* Head: an untied copy of the token table (as Megatron keeps it when pipelined),
+   * vocab-parallel; fp32 logits saved for the loss, their gradient a transient. */
+  hd->params = V * h;
+  hd->flops = 3.0 * 2 * s * h * V;
+  hd->act_bytes = 2 * s * h + 4 * s * V;
+  hd->act_repl = 2 * s * h;
+  hd->work_bytes = 4 * s * V;
+  hd->out_bytes = 4;              /* the loss */
+  hd->tp_comm = 2 * s * h;        /* backward all-reduce of the input gradient */
+  hd->splittable = 1;
+
+  hp_err err = set_layer(&L[0], "embed", "embed");
+  for (int i = 0; i < t->layers && !err; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "block.%d", i);
+    err = set_layer(&L[1 + i], name, "block");
+  }
+  if (!err) err = set_layer(fn, "final_norm", "final_norm");
+  if (!err) err = set_layer(hd, "head", "head");
+  if (err) {
+    for (int i = 0; i < n; i++) { free(L[i].name); free(L[i].kind); }
+    free(L);
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  }
+  for (int i = 0; i < m->n_layers; i++) { free(m->layers[i].name); free(m->layers[i].kind); }
+  free(m->layers);
+  m->layers = L;
+  m->n_layers = n;
+  m->input_bytes = 8 * s;         /* int64 token ids */
+  return HP_OK;
+}

@@ -1,0 +1,171 @@
+/* write_json.c -- JSON output: the explicit model (hetplan expand), the plan file of
+ * formats.md with the evaluator's figures and the solver block, and the evaluator's
+ * breakdown (hetplan evaluate --json). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "json_util.h"
+
+static hp_err finish(cJSON *root, int ok, char **out, hp_diag *d)
+{
+  *out = ok ? cJSON_Print(root) : NULL;
+  cJSON_Delete(root);
+  return *out ? HP_OK : hp_fail(d, HP_NOMEM, "out of memory writing JSON");
+}
+
+static void num_or_null(cJSON *o, const char *key, double v)
+{
+  if (isfinite(v)) cJSON_AddNumberToObject(o, key, v);
+  else cJSON_AddNullToObject(o, key);
+}
+
+hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d)
+{
+  cJSON *root = cJSON_CreateObject(), *arr;
+  int ok = root != NULL;
+  if (ok) {
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "name", m->name);
+    cJSON_AddNumberToObject(root, "param_bytes", m->param_bytes);
+    cJSON_AddNumberToObject(root, "grad_bytes", m->grad_bytes);
+    cJSON_AddNumberToObject(root, "state_bytes", m->state_bytes);
+    cJSON_AddNumberToObject(root, "input_bytes", m->input_bytes);
+    arr = cJSON_AddArrayToObject(root, "layers");
+    ok = arr != NULL;
+    for (int l = 0; ok && l < m->n_layers; l++) {
+      const hp_layer *ly = &m->layers[l];
+      cJSON *o = cJSON_CreateObject();
+      if (!o) { ok = 0; break; }
+      cJSON_AddItemToArray(arr, o);
+      cJSON_AddStringToObject(o, "name", ly->name);
+      cJSON_AddStringToObject(o, "kind", ly->kind);
+      cJSON_AddNumberToObject(o, "params", ly->params);
+      cJSON_AddNumberToObject(o, "act_bytes", ly->act_bytes);
+      cJSON_AddNumberToObject(o, "act_bytes_replicated", ly->act_repl);
+      cJSON_AddNumberToObject(o, "out_bytes", ly->out_bytes);
+      cJSON_AddNumberToObject(o, "flops", ly->flops);
+      cJSON_AddNumberToObject(o, "tp_comm_bytes", ly->tp_comm);
+      cJSON_AddNumberToObject(o, "work_bytes", ly->work_bytes);
+      cJSON_AddNumberToObject(o, "work_bytes_fixed", ly->work_fixed);
+      cJSON_AddBoolToObject(o, "splittable", ly->splittable);
+    }
+  }
+  return finish(root, ok, out, d);
+}
+
+/* The plan's own keys, shared by the plan file and the evaluation output. */
+static int add_plan(cJSON *root, const hp_plan *pl, const hp_eval *e)
+{
+  cJSON *stages, *shard, *mem;
+  cJSON_AddNumberToObject(root, "version", 1);
+  cJSON_AddStringToObject(root, "cost_model", HP_COST_MODEL_VERSION);
+  cJSON_AddNumberToObject(root, "pp", pl->pp);
+  cJSON_AddNumberToObject(root, "tp", pl->tp);
+  cJSON_AddNumberToObject(root, "dp", pl->dp);
+  cJSON_AddNumberToObject(root, "mbs", pl->mbs);
+  cJSON_AddNumberToObject(root, "gas", (double)pl->gas);
+  cJSON_AddStringToObject(root, "schedule", hp_schedule_name(pl->schedule));
+  if (!(stages = cJSON_AddArrayToObject(root, "stages"))) return 0;
+  for (int s = 0; s < pl->pp; s++) {
+    cJSON *o = cJSON_CreateObject(), *ly, *dv;
+    int pair[2] = { pl->first[s], hp_stage_last(pl, s) };
+    if (!o) return 0;
+    cJSON_AddItemToArray(stages, o);
+    if (!(ly = cJSON_CreateIntArray(pair, 2))) return 0;
+    cJSON_AddItemToObject(o, "layers", ly);
+    cJSON_AddBoolToObject(o, "recompute", pl->recompute[s]);
+    if (!(dv = cJSON_AddArrayToObject(o, "devices"))) return 0;
+    for (int r = 0; r < pl->dp; r++) {
+      cJSON *row = cJSON_CreateIntArray(&pl->dev[HP_SLOT(pl, s, r, 0)], pl->tp);
+      if (!row) return 0;
+      cJSON_AddItemToArray(dv, row);
+    }
+  }
+  if (!(shard = cJSON_AddArrayToObject(root, "sharding"))) return 0;
+  for (int l = 0; l < pl->n_layers; l++)
+    cJSON_AddItemToArray(shard, cJSON_CreateString(pl->zdp[l] ? "zdp" : "dp"));
+  if (!e) return 1;
+  cJSON_AddNumberToObject(root, "iteration_time", e->iteration_time);
+  cJSON_AddNumberToObject(root, "throughput", e->throughput);
+  cJSON_AddNumberToObject(root, "mfu", e->mfu);
+  cJSON_AddBoolToObject(root, "feasible", e->feasible);
+  if (!(mem = cJSON_AddArrayToObject(root, "peak_memory"))) return 0;
+  for (int dv = 0; dv < e->n_devices; dv++) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return 0;
+    cJSON_AddItemToArray(mem, o);
+    cJSON_AddNumberToObject(o, "device", dv);
+    cJSON_AddNumberToObject(o, "bytes", e->mem[dv]);
+    cJSON_AddNumberToObject(o, "capacity", e->cap[dv]);
+  }
+  return 1;
+}
+
+hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
+                       const hp_result *res, const char *solver_name, char **out, hp_diag *d)
+{
+  cJSON *root = cJSON_CreateObject();
+  int ok = root && add_plan(root, plan, e);
+  (void)prob;
+  if (ok && res) {
+    cJSON *s = cJSON_AddObjectToObject(root, "solver");
+    ok = s != NULL;
+    if (ok) {
+      double gap = isfinite(res->bound) && res->objective > 0
+                   ? (res->objective - res->bound) / res->objective : NAN;
+      cJSON_AddStringToObject(s, "name", solver_name ? solver_name : "unknown");
+      cJSON_AddStringToObject(s, "status", hp_sol_status_name(res->status));
+      num_or_null(s, "lower_bound", res->bound);
+      num_or_null(s, "gap", gap < 0 ? 0 : gap);
+      cJSON_AddNumberToObject(s, "seconds", res->seconds);
+      cJSON_AddStringToObject(s, "space", res->space);
+      cJSON_AddNumberToObject(s, "work", (double)res->work);
+    }
+  }
+  return finish(root, ok, out, d);
+}
+
+hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
+                       char **out, hp_diag *d)
+{
+  cJSON *root = cJSON_CreateObject(), *st, *rep, *bn;
+  int ok = root && add_plan(root, plan, e);
+  int dp = plan->dp;
+  if (ok) {
+    cJSON_AddNumberToObject(root, "gbs", (double)prob->job.gbs);
+    cJSON_AddNumberToObject(root, "pipeline_time", e->pipeline_time);
+    cJSON_AddNumberToObject(root, "sync_time", e->sync_time);
+    ok = (bn = cJSON_AddObjectToObject(root, "bottleneck")) != NULL;
+  }
+  if (ok) {
+    cJSON_AddNumberToObject(bn, "replica", e->slowest_replica);
+    cJSON_AddNumberToObject(bn, "stage", e->slowest_stage);
+    cJSON_AddNumberToObject(bn, "sync_stage", e->sync_stage);
+    if (!e->feasible) {
+      cJSON *o = cJSON_AddObjectToObject(root, "out_of_memory");
+      ok = o != NULL;
+      if (ok) {
+        cJSON_AddNumberToObject(o, "device", e->oom_device);
+        cJSON_AddNumberToObject(o, "stage", e->oom_stage);
+        cJSON_AddNumberToObject(o, "overflow_bytes", e->oom_bytes);
+      }
+    }
+  }
+  if (ok) ok = (rep = cJSON_CreateDoubleArray(e->replica_time, dp)) != NULL;
+  if (ok) cJSON_AddItemToObject(root, "replica_time", rep);
+  if (ok) ok = (st = cJSON_AddArrayToObject(root, "stage_breakdown")) != NULL;
+  for (int s = 0; ok && s < plan->pp; s++) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) { ok = 0; break; }
+    cJSON_AddItemToArray(st, o);
+    cJSON_AddNumberToObject(o, "stage", s);
+    cJSON_AddItemToObject(o, "compute", cJSON_CreateDoubleArray(&e->compute[(size_t)s * dp], dp));
+    cJSON_AddNumberToObject(o, "gather", e->gather[s]);
+    cJSON_AddItemToObject(o, "stage_time", cJSON_CreateDoubleArray(&e->stage_time[(size_t)s * dp], dp));
+    cJSON_AddItemToObject(o, "handoff", cJSON_CreateDoubleArray(&e->handoff[(size_t)s * dp], dp));
+    cJSON_AddNumberToObject(o, "sync", e->sync[s]);
+    cJSON_AddNumberToObject(o, "dp_bandwidth", e->bdp[s]);
+    cJSON_AddNumberToObject(o, "memory_bytes", e->stage_mem[s]);
+  }
+  return finish(root, ok, out, d);
+}
