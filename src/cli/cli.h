@@ -48,5 +48,6 @@ int cmd_evaluate(int argc, char **argv);
 int cmd_expand(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_solvers(int argc, char **argv);
+int cmd_describe(int argc, char **argv);
 
 #endif

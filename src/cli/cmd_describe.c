@@ -1,0 +1,101 @@
+/* cmd_describe.c -- `hetplan describe`: checks and summarises model, cluster and
+ * profile files. */
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+  "usage: hetplan describe [--model M] [--cluster C] [--profile P]\n"
+  "\n"
+  "Loads each file given (reporting any error as 'evaluate' would) and prints a summary:\n"
+  "a model's layer count, parameters and FLOPs; a cluster's devices, types, nodes and\n"
+  "bandwidths; a profile's measurements. Exit code 3 if a file is bad.\n";
+
+#define GIB 1073741824.0
+
+static void describe_model(const hp_model *m)
+{
+  double act = 0;
+  for (int l = 0; l < m->n_layers; l++) act += m->layers[l].act_bytes;
+  printf("model    %s: %d layers, %.6g B parameters, %.6g TFLOP per sample (fwd+bwd),\n"
+         "         %.4g GiB of saved activations per sample at tp 1, model states %.4g GiB\n",
+         m->name, m->n_layers, hp_model_total_params(m) / 1e9, hp_model_total_flops(m) / 1e12,
+         act / GIB, hp_model_total_params(m) * m->state_bytes / GIB);
+}
+
+static void describe_cluster(const hp_cluster *c)
+{
+  double lo = INFINITY, hi = 0;
+  printf("cluster  %s: %d devices on %d nodes\n", c->name, c->n_devices, c->n_nodes);
+  for (int k = 0; k < c->n_types; k++) {
+    int n = 0;
+    for (int d = 0; d < c->n_devices; d++) n += c->nodes[c->dev_node[d]].type == k;
+    printf("  type   %-10s x %-4d %6.1f GiB (%.2f reserved), %7.1f TFLOPS x %.2f\n",
+           c->types[k].name, n, c->types[k].mem / GIB, c->types[k].reserved / GIB,
+           c->types[k].peak / 1e12, c->types[k].eff);
+  }
+  for (int n = 0; n < c->n_nodes && n < 32; n++)
+    printf("  node   %-14s %-10s %3d GPUs (devices %d-%d), intra %.1f Gbps\n", c->nodes[n].name,
+           c->types[c->nodes[n].type].name, c->nodes[n].gpus, c->nodes[n].first,
+           c->nodes[n].first + c->nodes[n].gpus - 1, c->nodes[n].intra_bw * 8 / 1e9);
+  if (c->n_nodes > 32) printf("  ... %d more nodes\n", c->n_nodes - 32);
+  for (int a = 0; a < c->n_nodes; a++)
+    for (int b = 0; b < c->n_nodes; b++) {
+      double bw = c->node_bw[(size_t)a * c->n_nodes + b];
+      if (a == b) continue;
+      if (bw < lo) lo = bw;
+      if (bw > hi) hi = bw;
+    }
+  if (c->n_nodes > 1)
+    printf("  inter-node %.2f to %.2f Gbps%s\n", lo * 8 / 1e9, hi * 8 / 1e9,
+           c->dev_bw ? " (overridden by the bandwidth matrix)" : "");
+  if (c->dev_bw) printf("  device bandwidth matrix %d x %d\n", c->n_devices, c->n_devices);
+}
+
+static void describe_profile(const hp_profile *p)
+{
+  int tps = 0;
+  for (int i = 0; i < p->n_measures; i++) tps |= 1 << (p->measures[i].tp < 30 ? p->measures[i].tp : 30);
+  printf("profile  %d layer times", p->n_measures);
+  if (p->n_measures) {
+    printf(" at tp");
+    for (int t = 1; t < 31; t++) if (tps & (1 << t)) printf(" %d", t);
+  }
+  printf(", bandwidth matrix %s, %d collectives\n", p->n_devices ? "yes" : "no",
+         p->n_collectives);
+}
+
+int cmd_describe(int argc, char **argv)
+{
+  cli_opts o;
+  hp_diag d;
+  hp_err err;
+  int rc = cli_parse(argc, argv, 2, "describe", "model cluster profile", &o);
+  if (rc) return rc;
+  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
+  if (!o.model && !o.cluster && !o.profile) {
+    fprintf(stderr, "hetplan describe: give --model, --cluster or --profile\n");
+    return EXIT_USAGE;
+  }
+  cli_diag_init(&d);
+  if (o.model) {
+    hp_model *m = NULL;
+    if ((err = hp_model_load(o.model, &m, &d))) return cli_fail(&d, err);
+    describe_model(m);
+    hp_model_destroy(&m);
+  }
+  if (o.cluster) {
+    hp_cluster *c = NULL;
+    if ((err = hp_cluster_load(o.cluster, &c, &d))) return cli_fail(&d, err);
+    describe_cluster(c);
+    hp_cluster_destroy(&c);
+  }
+  if (o.profile) {
+    hp_profile *p = NULL;
+    if ((err = hp_profile_load(o.profile, &p, &d))) return cli_fail(&d, err);
+    describe_profile(p);
+    hp_profile_destroy(&p);
+  }
+  return EXIT_OK_;
+}

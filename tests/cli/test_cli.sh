@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# test_cli.sh -- the hetplan command end to end: outputs, exit codes, every malformed
+# input of tests/bad/manifest.txt, and every bundled model and cluster file.
+# Ends with "cli: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+H=${HETPLAN:-build/hetplan}
+T=examples/tiny
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0; failed=0
+
+ok()   { passed=$((passed + 1)); echo "ok $((passed + failed)) $1"; }
+bad()  { failed=$((failed + 1)); echo "not ok $((passed + failed)) $1"; shift; printf '  %s\n' "$@"; }
+
+# expect NAME CODE TEXT -- cmd...: runs cmd, checks the exit code and that stdout+stderr
+# contain TEXT (empty: no check).
+expect() {
+  local name=$1 code=$2 text=$3; shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$code" ]; then bad "$name" "exit $rc, expected $code" "$(echo "$out" | tail -3)"; return; fi
+  if [ -n "$text" ] && ! grep -qF -- "$text" <<<"$out"; then
+    bad "$name" "output lacks: $text" "$(echo "$out" | tail -3)"; return
+  fi
+  ok "$name"
+}
+
+tiny=(--model $T/model.json --cluster $T/cluster.json --gbs 8)
+
+# --- help, usage errors
+expect help 0 "usage: hetplan <command>" -- $H --help
+expect no_command 2 "usage: hetplan" -- $H
+expect unknown_command 2 "unknown command 'frobnicate'" -- $H frobnicate
+expect evaluate_help 0 "exit codes: 0 the plan fits" -- $H evaluate --help
+expect plan_help 0 "usage: hetplan plan" -- $H plan --help
+expect unknown_flag 2 "unknown flag '--colour'" -- $H evaluate "${tiny[@]}" --plan $T/plan.json --colour red
+expect missing_gbs 2 "missing --gbs N" -- $H evaluate --model $T/model.json --cluster $T/cluster.json --plan $T/plan.json
+expect missing_plan 2 "missing --plan FILE" -- $H evaluate "${tiny[@]}"
+expect bad_gbs 2 "--gbs: expected a positive integer, got '-3'" -- $H evaluate "${tiny[@]}" --gbs -3 --plan $T/plan.json
+expect bad_schedule_flag 2 "--schedule: expected 1f1b or gpipe" -- $H evaluate "${tiny[@]}" --schedule zb --plan $T/plan.json
+expect missing_file 3 "cannot open 'nope.json'" -- $H evaluate --model nope.json --cluster $T/cluster.json --gbs 8 --plan $T/plan.json
+expect unknown_solver 2 "unknown solver 'magic'" -- $H plan "${tiny[@]}" --solver magic
+expect version 0 "cost model 1.1" -- $H version
+
+# --- evaluate: the breakdown of the tiny plan, figures worked out in tests/unit/test_evaluate.c
+expect evaluate_text 0 "iteration time  1.854068 s = pipeline 1.851648 s (replica 1) + sync 0.002420 s (stage 1)" \
+  -- $H evaluate "${tiny[@]}" --plan $T/plan.json
+expect evaluate_bottleneck 0 "bottleneck      stage 1 of replica 1: 400.000 ms per micro-batch" \
+  -- $H evaluate "${tiny[@]}" --plan $T/plan.json
+expect evaluate_json 0 '"iteration_time":	1.854068' -- $H evaluate "${tiny[@]}" --plan $T/plan.json --json
+expect evaluate_json_file 0 "" -- $H evaluate "${tiny[@]}" --plan $T/plan.json --json -o $tmp/e.json
+if grep -q '"peak_memory"' $tmp/e.json && grep -q '"stage_breakdown"' $tmp/e.json; then ok evaluate_json_has_memory_and_breakdown
+else bad evaluate_json_has_memory_and_breakdown "missing keys in $tmp/e.json"; fi
+expect job_file 0 "gbs 8" -- $H evaluate --model $T/model.json --cluster $T/cluster.json --job $T/job.json --plan $T/plan.json
+expect job_flag_wins 4 "gbs 5 is not a multiple of dp * mbs = 2 * 1" -- $H evaluate --model $T/model.json --cluster $T/cluster.json --job $T/job.json --gbs 5 --plan $T/plan.json
+expect evaluate_oom 5 "out of memory: device 0 (stage 0, node 'a', fast) needs 1.070 GiB of 1.000 GiB: over by 0.070 GiB" -- $H evaluate "${tiny[@]}" --gbs 128 --plan $T/plan-oom.json
+expect evaluate_oom_json 5 '"out_of_memory":' -- $H evaluate "${tiny[@]}" --gbs 128 --plan $T/plan-oom.json --json
+expect unknown_key_warns 0 "stages[0].colour: unknown key, ignored" -- \
+  $H evaluate "${tiny[@]}" --plan <(sed 's/"layers": \[0, 1\]/"colour": 1, "layers": [0, 1]/' $T/plan.json)
+
+# --- plan: the exhaustive solver, and its plan file re-evaluated
+expect plan_enum 0 "solver enum: optimal" -- $H plan "${tiny[@]}" --solver enum -o $tmp/p.json
+expect plan_file_reevaluates 0 "iteration time  0.770504 s" -- $H evaluate "${tiny[@]}" --plan $tmp/p.json
+if grep -q '"status":	"optimal"' $tmp/p.json && grep -q '"lower_bound":	0.770504' $tmp/p.json; then ok plan_file_has_solver_block
+else bad plan_file_has_solver_block "$(grep -A6 solver $tmp/p.json)"; fi
+expect plan_infeasible 6 "no plan of the search space fits in memory" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4 --solver enum
+expect plan_too_large 6 "exhaustive enumeration is for tiny instances" -- $H plan --model models/gpt2-amp.json --cluster models/amp-hetero.json --gbs 32 --solver enum
+
+# --- expand and describe
+expect expand_repeat 0 '"name":	"block.1"' -- $H expand --model $T/model.json
+expect expand_transformer 0 '"name":	"final_norm"' -- $H expand --model models/llama2-7b.json
+expect describe 0 "4 devices" -- $H describe --cluster $T/cluster.json --model $T/model.json
+
+# --- every malformed input: exit code and message
+while IFS='|' read -r file kind code text; do
+  file=$(echo $file); kind=$(echo $kind); code=$(echo $code); text=$(echo "$text" | sed 's/^ *//; s/ *$//')
+  case "$file" in ''|'#'*) continue ;; esac
+  f=tests/bad/$file
+  case "$kind" in
+    model)   expect "bad_$file" "$code" "$text" -- $H expand --model $f ;;
+    cluster) expect "bad_$file" "$code" "$text" -- $H evaluate --model $T/model.json --cluster $f --gbs 8 --plan $T/plan.json ;;
+    profile) expect "bad_$file" "$code" "$text" -- $H evaluate "${tiny[@]}" --profile $f --plan $T/plan.json ;;
+    plan)    expect "bad_$file" "$code" "$text" -- $H evaluate "${tiny[@]}" --plan $f ;;
+    job)     expect "bad_$file" "$code" "$text" -- $H evaluate --model $T/model.json --cluster $T/cluster.json --job $f --plan $T/plan.json ;;
+    *)       bad "bad_$file" "unknown kind '$kind' in manifest" ;;
+  esac
+done < tests/bad/manifest.txt
+
+# --- every bundled model, cluster and profile loads
+for f in models/*.json; do
+  case "$(basename $f)" in
+    *.profile.json) expect "load_$(basename $f)" 0 "profile" -- $H describe --profile $f ;;
+    *) if grep -q '"device_types"' $f; then expect "load_$(basename $f)" 0 "devices" -- $H describe --cluster $f
+       else expect "load_$(basename $f)" 0 "layers" -- $H describe --model $f; fi ;;
+  esac
+done
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,24 @@
+/* fixtures.h -- builds problems and plans from inline JSON for the unit tests. */
+#ifndef HP_FIXTURES_H
+#define HP_FIXTURES_H
+
+#include "hetplan/hetplan.h"
+
+/* Parses the parts and binds them; profile may be NULL. Aborts the test process with
+ * a message on any error (a fixture that does not load is a broken test). */
+hp_problem *fx_problem(const char *model, const char *cluster, const char *profile,
+                       long gbs, hp_schedule sched);
+hp_plan *fx_plan(const hp_problem *p, const char *plan_json);
+
+/* The tiny model and cluster of examples/tiny, inline. */
+extern const char fx_tiny_model[];
+extern const char fx_tiny_cluster[];
+
+/* Parses text as a model / cluster / profile / plan and returns the error message
+ * (empty on success); the message buffer is static. */
+const char *fx_model_error(const char *text);
+const char *fx_cluster_error(const char *text);
+const char *fx_profile_error(const char *text);
+const char *fx_plan_error(const hp_problem *p, const char *text);
+
+#endif
