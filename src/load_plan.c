@@ -10,7 +10,10 @@
 static const char *const plan_keys[] = {
   "version", "pp", "tp", "dp", "mbs", "gas", "schedule", "stages", "sharding",
   "iteration_time", "throughput", "mfu", "peak_memory", "solver", "cost_model", "source",
-  "notes", NULL };
+  "notes",
+  /* written by hetplan itself (plan files and `evaluate --json`): read back silently */
+  "feasible", "gbs", "pipeline_time", "sync_time", "bottleneck", "out_of_memory",
+  "replica_time", "stage_breakdown", NULL };
 static const char *const stage_keys[] = { "layers", "recompute", "devices", NULL };
 static const char *const job_keys[] = { "version", "gbs", "schedule", "source", "notes", NULL };
 

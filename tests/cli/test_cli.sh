@@ -62,6 +62,8 @@ expect unknown_key_warns 0 "stages[0].colour: unknown key, ignored" -- \
 # --- plan: the exhaustive solver, and its plan file re-evaluated
 expect plan_enum 0 "solver enum: optimal" -- $H plan "${tiny[@]}" --solver enum -o $tmp/p.json
 expect plan_file_reevaluates 0 "iteration time  0.770504 s" -- $H evaluate "${tiny[@]}" --plan $tmp/p.json
+if $H evaluate "${tiny[@]}" --plan $tmp/p.json 2>&1 | grep -q warning; then bad plan_file_reads_back_without_warnings "$($H evaluate "${tiny[@]}" --plan $tmp/p.json 2>&1 | grep warning)"; else ok plan_file_reads_back_without_warnings; fi
+expect eval_json_reads_back_as_plan 0 "iteration time  1.854068 s" -- $H evaluate "${tiny[@]}" --plan $tmp/e.json
 if grep -q '"status":	"optimal"' $tmp/p.json && grep -q '"lower_bound":	0.770504' $tmp/p.json; then ok plan_file_has_solver_block
 else bad plan_file_has_solver_block "$(grep -A6 solver $tmp/p.json)"; fi
 expect plan_infeasible 6 "no plan of the search space fits in memory" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4 --solver enum
