@@ -4,8 +4,10 @@
 #include "../src/internal.h"
 
 extern const hp_solver hp_solver_enum;
+extern const hp_solver hp_solver_dp;
 
 static const hp_solver *const all_solvers[] = {
+  &hp_solver_dp,
   &hp_solver_enum,
   NULL };
 

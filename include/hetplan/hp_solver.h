@@ -23,9 +23,18 @@ typedef struct hp_limits {
   unsigned long seed;
   int threads;
   long max_work;        /* solver-defined cap (enumerated plans, moves), <= 0: default */
+  int top;              /* keep the best `top` fitting plans and as many rejected ones */
 } hp_limits;
 
 void hp_limits_init(hp_limits *lim);
+
+/* A plan kept in a ranking, with the evaluator's verdict. */
+typedef struct hp_ranked {
+  hp_plan *plan;        /* owned */
+  double time;          /* evaluator's iteration time */
+  int oom_device;       /* -1 if it fits */
+  double oom_bytes;
+} hp_ranked;
 
 typedef struct hp_result {
   hp_sol_status status;
@@ -36,9 +45,18 @@ typedef struct hp_result {
   double seconds;       /* wall time spent in solve() */
   long work;            /* solver-defined: plans evaluated, states, nodes */
   char space[128];      /* "full", or what the solver held fixed */
+  hp_ranked *top;       /* up to lim->top fitting plans, best first (plan[0] = `plan`) */
+  int n_top;
+  hp_ranked *rejected;  /* up to lim->top plans that do not fit, fastest first */
+  int n_rejected;
 } hp_result;
 
 void hp_result_init(hp_result *r);
+/* Offers a scored plan to the result: keeps a copy if it ranks among the best `top`
+ * fitting (or rejected) plans, and keeps `plan`/`objective`/`status` on the best that
+ * fits. Solvers with an outer loop call it for every candidate. */
+hp_err hp_result_offer(hp_result *r, const hp_limits *lim, const hp_plan *plan,
+                       const hp_eval *e, hp_diag *d);
 void hp_result_release(hp_result *r);
 
 enum {

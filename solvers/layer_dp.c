@@ -1,0 +1,332 @@
+/* layer_dp.c -- exact layer-to-stage assignment for a fixed configuration and placement
+ * (AMP's problem, generalised): per stage position s the serving devices are known, so
+ * the time, hand-off, sync and memory of "layers i..j on stage s" follow from prefix
+ * sums. A dynamic program over (stage, next layer) keeps, for each state, the Pareto
+ * frontier of (max stage time, max sync, sum of stage and hand-off times); the
+ * objective (gas-1) max t + sum + max sync is monotone in all three, so the frontier
+ * holds an optimal partial solution (proof in docs/search.md). States whose lower bound
+ * exceeds the incumbent are pruned. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+
+void hp__dp_opts_init(hp_dp_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->allow_recompute = 1;
+  o->allow_zdp = 1;
+}
+
+typedef struct point {
+  double mt, q, sum;   /* max stage time, max sync, sum of stage and hand-off times */
+  int prev;            /* pool index of the point this one extends, -1 at the start */
+  int start;           /* first layer of the stage this point added */
+  unsigned char rec, zdp;
+} point;
+
+typedef struct plist { int n, cap, *ix; } plist;
+
+typedef struct dp_ctx {
+  const hp_problem *p;
+  hp_plan *pl;
+  const hp_dp_opts *o;
+  int L, pp, dp, nclass_max;
+  /* per stage position s */
+  int *nclass;          /* [pp] distinct replica classes (alike layer times) */
+  double *pre;          /* [pp][nclass_max][L+1] prefix sums of layer times */
+  double *emax;         /* [pp][L] hand-off after layer j, slowest replica (0 for the last stage) */
+  double *bdp, *latdp;  /* [pp] */
+  double *cap;          /* [pp] smallest capacity less reserve among the stage's devices */
+  /* per layer */
+  double *zpre;         /* [L+1] prefix sums of param_bytes P / t_l */
+  double *gpre;         /* [L+1] prefix sums of grad_bytes P / t_l */
+  /* the frontier */
+  point *pool;
+  long n_pool, cap_pool;
+  plist *f;             /* [(pp+1) * (L+1)] */
+  double best;          /* incumbent objective, for pruning */
+} dp_ctx;
+
+static double objective(const dp_ctx *c, double mt, double q, double sum)
+{
+  return (double)(c->pl->gas - 1) * mt + sum + q;
+}
+
+static int push_point(dp_ctx *c, const point *pt)
+{
+  if (c->n_pool == c->cap_pool) {
+    long ncap = c->cap_pool ? c->cap_pool * 2 : 4096;
+    point *np = realloc(c->pool, (size_t)ncap * sizeof *np);
+    if (!np) return -1;
+    c->pool = np;
+    c->cap_pool = ncap;
+  }
+  c->pool[c->n_pool] = *pt;
+  return (int)c->n_pool++;
+}
+
+/* Inserts into a frontier unless dominated; drops the points it dominates. */
+static hp_err insert(dp_ctx *c, plist *f, const point *pt)
+{
+  int w = 0, id;
+  for (int i = 0; i < f->n; i++) {
+    const point *x = &c->pool[f->ix[i]];
+    if (x->mt <= pt->mt && x->q <= pt->q && x->sum <= pt->sum) return HP_OK;
+  }
+  for (int i = 0; i < f->n; i++) {
+    const point *x = &c->pool[f->ix[i]];
+    if (!(pt->mt <= x->mt && pt->q <= x->q && pt->sum <= x->sum)) f->ix[w++] = f->ix[i];
+  }
+  f->n = w;
+  if ((id = push_point(c, pt)) < 0) return HP_NOMEM;
+  if (f->n == f->cap) {
+    int ncap = f->cap ? f->cap * 2 : 8;
+    int *nx = realloc(f->ix, (size_t)ncap * sizeof *nx);
+    if (!nx) return HP_NOMEM;
+    f->ix = nx;
+    f->cap = ncap;
+  }
+  f->ix[f->n++] = id;
+  return HP_OK;
+}
+
+static double *PRE(const dp_ctx *c, int s, int k) { return &c->pre[((size_t)s * c->nclass_max + k) * (c->L + 1)]; }
+
+/* Layer times of every replica of stage s, grouped into classes of equal times. */
+static hp_err stage_times(dp_ctx *c, int s)
+{
+  const hp_plan *pl = c->pl;
+  int L = c->L, n = 0;
+  double *tmp = hp__calloc((size_t)L, sizeof *tmp);
+  if (!tmp) return HP_NOMEM;
+  for (int r = 0; r < pl->dp; r++) {
+    double btp, lattp;
+    int same = -1;
+    hp__tp_link(c->p, pl, s, r, &btp, &lattp);
+    for (int l = 0; l < L; l++)
+      tmp[l] = c->o->layer_time ? c->o->layer_time[l]
+                                : hp__slot_layer_time(c->p, pl, s, r, l, btp, lattp);
+    for (int k = 0; k < n && same < 0; k++) {
+      const double *pk = PRE(c, s, k);
+      int eq = 1;
+      for (int l = 0; l < L && eq; l++) eq = pk[l + 1] - pk[l] == tmp[l];
+      if (eq) same = k;
+    }
+    if (same >= 0) continue;
+    double *pk = PRE(c, s, n++);
+    pk[0] = 0;
+    for (int l = 0; l < L; l++) pk[l + 1] = pk[l] + tmp[l];
+  }
+  c->nclass[s] = n;
+  free(tmp);
+  return HP_OK;
+}
+
+static hp_err prepare(dp_ctx *c)
+{
+  const hp_problem *p = c->p;
+  const hp_plan *pl = c->pl;
+  const hp_model *m = p->model;
+  int L = c->L, pp = c->pp;
+  hp_err err;
+  c->nclass_max = pl->dp;
+  c->nclass = hp__calloc((size_t)pp, sizeof *c->nclass);
+  c->pre = hp__calloc((size_t)pp * c->nclass_max * (L + 1), sizeof *c->pre);
+  c->emax = hp__calloc((size_t)pp * L, sizeof *c->emax);
+  c->bdp = hp__calloc((size_t)pp, sizeof *c->bdp);
+  c->latdp = hp__calloc((size_t)pp, sizeof *c->latdp);
+  c->cap = hp__calloc((size_t)pp, sizeof *c->cap);
+  c->zpre = hp__calloc((size_t)L + 1, sizeof *c->zpre);
+  c->gpre = hp__calloc((size_t)L + 1, sizeof *c->gpre);
+  c->f = hp__calloc((size_t)(pp + 1) * (L + 1), sizeof *c->f);
+  if (!c->nclass || !c->pre || !c->emax || !c->bdp || !c->latdp || !c->cap || !c->zpre ||
+      !c->gpre || !c->f)
+    return HP_NOMEM;
+  if ((err = hp__replica_links(p, pl, c->bdp, c->latdp))) return err;
+  for (int l = 0; l < L; l++) {
+    const hp_layer *ly = &m->layers[l];
+    int tl = ly->splittable ? pl->tp : 1;
+    c->zpre[l + 1] = c->zpre[l] + m->param_bytes * ly->params / tl;
+    c->gpre[l + 1] = c->gpre[l] + m->grad_bytes * ly->params / tl;
+  }
+  for (int s = 0; s < pp; s++) {
+    if ((err = stage_times(c, s))) return err;
+    c->cap[s] = INFINITY;
+    for (int i = 0; i < pl->dp * pl->tp; i++) {
+      const hp_devtype *t = &p->cluster->types[hp_device_type(p, pl->dev[(size_t)s * pl->dp * pl->tp + i])];
+      if (t->mem - t->reserved < c->cap[s]) c->cap[s] = t->mem - t->reserved;
+    }
+    if (s == pp - 1) continue;
+    for (int l = 0; l < L; l++) {
+      double worst = 0;
+      for (int r = 0; r < pl->dp; r++) {
+        double bw, lat, e;
+        hp__handoff_link(p, pl, s, r, &bw, &lat);
+        e = hp__handoff_time(m->layers[l].out_bytes, pl->mbs, pl->tp, bw, lat);
+        if (e > worst) worst = e;
+      }
+      c->emax[(size_t)s * L + l] = worst;
+    }
+  }
+  return HP_OK;
+}
+
+/* One way to run layers i..j on stage s: its time, sync and whether it fits. */
+typedef struct option { double t, q; unsigned char rec, zdp; } option;
+
+static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_terms *mdp,
+                         const hp_mem_terms *mz, option *out)
+{
+  const hp_plan *pl = c->pl;
+  int n = 0, dp = pl->dp;
+  double base = 0;
+  for (int k = 0; k < c->nclass[s]; k++) {
+    const double *pk = PRE(c, s, k);
+    if (pk[j + 1] - pk[i] > base) base = pk[j + 1] - pk[i];
+  }
+  double zb = c->zpre[j + 1] - c->zpre[i], gb = c->gpre[j + 1] - c->gpre[i];
+  for (int z = 0; z <= (c->o->allow_zdp && dp > 1); z++)
+    for (int rec = 0; rec <= c->o->allow_recompute; rec++) {
+      double mem = hp__mem_total(z ? mz : mdp, hp__inflight(pl, s), pl->mbs, dp, rec);
+      if (!c->o->ignore_memory && mem > c->cap[s]) continue;
+      option *op = &out[n++];
+      op->t = base * (rec ? 1.0 + 1.0 / 3.0 : 1.0) + (z ? hp__gather_time(zb, dp, c->bdp[s]) : 0);
+      op->q = hp__sync_time(z ? 0 : gb, z ? gb : 0, dp, c->bdp[s], c->latdp[s]);
+      op->rec = (unsigned char)rec;
+      op->zdp = (unsigned char)z;
+      if (!rec) break;   /* no recompute fits: recomputing would only be slower */
+    }
+  return n;
+}
+
+static hp_err run_dp(dp_ctx *c, long *work)
+{
+  int L = c->L, pp = c->pp;
+  point start = { 0, 0, 0, -1, 0, 0, 0 };
+  hp_err err;
+  plist *f0 = &c->f[0];
+  if ((err = insert(c, f0, &start))) return err;
+  for (int s = 0; s < pp; s++)
+    for (int i = s; i <= L - (pp - s); i++) {
+      plist *from = &c->f[(size_t)s * (L + 1) + i];
+      hp_mem_terms mdp = {0}, mz = {0};
+      if (from->n == 0) continue;
+      for (int j = i; j <= L - (pp - s); j++) {
+        option ops[4];
+        int nop;
+        if (s == pp - 1 && j < L - 1) {   /* the last stage takes every remaining layer */
+          hp__mem_add(c->p, j, c->pl->tp, c->pl->mbs, 0, &mdp);
+          hp__mem_add(c->p, j, c->pl->tp, c->pl->mbs, 1, &mz);
+          continue;
+        }
+        hp__mem_add(c->p, j, c->pl->tp, c->pl->mbs, 0, &mdp);
+        hp__mem_add(c->p, j, c->pl->tp, c->pl->mbs, 1, &mz);
+        nop = stage_options(c, s, i, j, &mdp, &mz, ops);
+        double e = s < pp - 1 ? c->emax[(size_t)s * L + j] : 0;
+        plist *to = &c->f[(size_t)(s + 1) * (L + 1) + j + 1];
+        for (int o = 0; o < nop; o++)
+          for (int k = 0; k < from->n; k++) {
+            int pi = from->ix[k];
+            const point *x = &c->pool[pi];
+            point np = { x->mt > ops[o].t ? x->mt : ops[o].t, x->q > ops[o].q ? x->q : ops[o].q,
+                         x->sum + ops[o].t + e, pi, i, ops[o].rec, ops[o].zdp };
+            double ob = objective(c, np.mt, np.q, np.sum);
+            if (ob > c->best * (1 + 1e-12)) continue;
+            if (s == pp - 1 && ob < c->best) c->best = ob;
+            if ((err = insert(c, to, &np))) return err;
+            if (work) (*work)++;
+          }
+      }
+    }
+  return HP_OK;
+}
+
+/* An incumbent before the DP: the even split with, per stage, the fastest option that
+ * fits. Any choice is a valid upper bound for pruning. */
+static double even_split_bound(const dp_ctx *c)
+{
+  int L = c->L, pp = c->pp, base = L / pp, rem = L % pp, i = 0;
+  double mt = 0, q = 0, sum = 0;
+  for (int s = 0; s < pp; s++) {
+    int j = i + base + (s < rem) - 1;
+    hp_mem_terms mdp = {0}, mz = {0};
+    option ops[4];
+    int nop, b = 0;
+    for (int l = i; l <= j; l++) {
+      hp__mem_add(c->p, l, c->pl->tp, c->pl->mbs, 0, &mdp);
+      hp__mem_add(c->p, l, c->pl->tp, c->pl->mbs, 1, &mz);
+    }
+    nop = stage_options(c, s, i, j, &mdp, &mz, ops);
+    if (nop == 0) return INFINITY;
+    for (int o = 1; o < nop; o++) if (ops[o].t < ops[b].t) b = o;
+    if (ops[b].t > mt) mt = ops[b].t;
+    if (ops[b].q > q) q = ops[b].q;
+    sum += ops[b].t + (s < pp - 1 ? c->emax[(size_t)s * L + j] : 0);
+    i = j + 1;
+  }
+  return objective(c, mt, q, sum);
+}
+
+static void release(dp_ctx *c)
+{
+  if (c->f)
+    for (size_t i = 0; i < (size_t)(c->pp + 1) * (c->L + 1); i++) free(c->f[i].ix);
+  free(c->f);
+  free(c->pool);
+  free(c->nclass);
+  free(c->pre);
+  free(c->emax);
+  free(c->bdp);
+  free(c->latdp);
+  free(c->cap);
+  free(c->zpre);
+  free(c->gpre);
+}
+
+hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
+                    int *found, double *objective_out, long *work, hp_diag *d)
+{
+  dp_ctx c;
+  hp_err err;
+  memset(&c, 0, sizeof c);
+  c.p = prob;
+  c.pl = plan;
+  c.o = o;
+  c.L = prob->model->n_layers;
+  c.pp = plan->pp;
+  c.dp = plan->dp;
+  *found = 0;
+  if (plan->pp > c.L) return HP_OK;
+  if ((err = prepare(&c)) == HP_OK) {
+    c.best = even_split_bound(&c);
+    err = run_dp(&c, work);
+  }
+  if (err == HP_OK) {
+    const plist *fin = &c.f[(size_t)c.pp * (c.L + 1) + c.L];
+    int bi = -1;
+    double bo = INFINITY;
+    for (int k = 0; k < fin->n; k++) {
+      const point *x = &c.pool[fin->ix[k]];
+      double ob = objective(&c, x->mt, x->q, x->sum);
+      if (ob < bo) { bo = ob; bi = fin->ix[k]; }
+    }
+    if (bi >= 0) {
+      *found = 1;
+      *objective_out = bo;
+      for (int s = c.pp - 1, pi = bi; s >= 0; s--) {
+        const point *x = &c.pool[pi];
+        plan->first[s] = x->start;
+        plan->recompute[s] = x->rec;
+        for (int l = x->start; l < (s == c.pp - 1 ? c.L : plan->first[s + 1]); l++)
+          plan->zdp[l] = x->zdp;
+        pi = x->prev;
+      }
+      plan->first[c.pp] = c.L;
+    }
+  }
+  release(&c);
+  if (err) return hp_fail(d, err, "layer DP: %s", hp_strerror(err));
+  return HP_OK;
+}

@@ -1,0 +1,74 @@
+/* solver_dp.c -- `dp`: for every configuration (pp, tp, dp, mbs) of the space, the
+ * Megatron-order placement (TP ranks on consecutive GPUs, then replicas, then stages)
+ * and its stage-reversed mirror (which puts the last nodes' devices first), and for each
+ * the exact layer DP of layer_dp.c (stage boundaries, per-stage recompute and sharding
+ * under the memory limit). Every plan is scored by the evaluator; the best fitting one
+ * wins. Searches the layer split exactly, the placement not at all: no global bound. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+
+/* The mirror: stage s takes the devices the in-order placement gives stage pp-1-s. */
+static void place_reversed(hp_plan *pl)
+{
+  int per = pl->dp * pl->tp;
+  for (int s = 0; s < pl->pp; s++)
+    for (int i = 0; i < per; i++) pl->dev[(size_t)s * per + i] = (pl->pp - 1 - s) * per + i;
+}
+
+static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
+                       hp_result *out, hp_diag *d)
+{
+  hp_config *cfg = NULL;
+  int n = hp__configs(prob, &cfg);
+  hp_dp_opts o;
+  hp_err err = HP_OK;
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  int timed_out = 0;
+  (void)start;
+  if (n < 0) return hp_fail(d, HP_NOMEM, "out of memory");
+  hp__dp_opts_init(&o);
+  for (int i = 0; i < n && !err && !timed_out; i++)
+    for (int variant = 0; variant < 2 && !err; variant++) {
+      hp_plan *pl = NULL;
+      hp_eval e = {0};
+      int found;
+      double obj;
+      if (variant == 1 && cfg[i].pp == 1) break;
+      if ((err = hp_plan_create(&pl, cfg[i].pp, cfg[i].tp, cfg[i].dp, prob->model->n_layers, d)))
+        break;
+      pl->mbs = cfg[i].mbs;
+      pl->schedule = prob->job.schedule;
+      if (!(err = hp_plan_set_gas(prob, pl, d))) {
+        if (variant == 0) hp_plan_place_in_order(pl);
+        else place_reversed(pl);
+        err = hp__dp_split(prob, pl, &o, &found, &obj, &out->work, d);
+        if (!err && found && !(err = hp_evaluate(prob, pl, &e, d)))
+          err = hp_result_offer(out, lim, pl, &e, d);
+        if (!err && !found && lim->top > 1) {
+          /* nothing fits: keep the even split, unsharded, as a rejected example */
+          hp_plan_split_even(pl);
+          if (!(err = hp_evaluate(prob, pl, &e, d))) err = hp_result_offer(out, lim, pl, &e, d);
+        }
+      }
+      hp_eval_release(&e);
+      hp_plan_destroy(&pl);
+      if (hp__now() > deadline) timed_out = 1;
+    }
+  free(cfg);
+  snprintf(out->space, sizeof out->space, "placement: Megatron order and its stage mirror; "
+           "sharding per stage%s", timed_out ? "; stopped at the time limit" : "");
+  if (!err && !out->plan) out->status = HP_SOL_NONE;
+  return err;
+}
+
+const hp_solver hp_solver_dp = {
+  .name = "dp",
+  .desc = "exact layer DP per configuration (AMP's problem with types, memory, recompute, "
+          "ZeRO-3), Megatron-order placement",
+  .flags = 0,
+  .solve = dp_solve,
+};
