@@ -2,6 +2,7 @@
 #   make            library and the hetplan tool (build/)
 #   make demo       build, then plan and evaluate the bundled examples
 #   make test       warnings-fatal build, then the whole test suite (what CI runs)
+#   make bench      planning-time benchmark tables (not a test)
 #   make check-asan the test suite under AddressSanitizer + UBSan (build/asan/)
 #   make deps       install the Debian packages the project needs (as root)
 # Optional parts are switches: CUDA_HOME (the GPU profiler, built only where the
@@ -28,7 +29,7 @@ LIB   := $(BUILD)/libhetplan.a
 TOOL  := $(BUILD)/hetplan
 UNIT  := $(BUILD)/unit_tests
 
-.PHONY: all demo test unit check-asan deps clean
+.PHONY: all demo test unit bench check-asan deps clean
 
 all: $(TOOL)
 
@@ -48,6 +49,14 @@ $(UNIT): $(TEST_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS)
 
 unit: $(UNIT) $(TOOL)
+
+BENCH := $(BUILD)/bench_search
+$(BENCH): $(BUILD)/bench/bench_search.o $(LIB)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+# Planning-time figures (printed, not asserted): see bench/README.md.
+bench: $(BENCH)
+	./$(BENCH)
 
 demo: all
 	./examples/demo.sh $(TOOL)

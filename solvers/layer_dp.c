@@ -17,6 +17,7 @@ void hp__dp_opts_init(hp_dp_opts *o)
   memset(o, 0, sizeof *o);
   o->allow_recompute = 1;
   o->allow_zdp = 1;
+  o->cutoff = INFINITY;
 }
 
 typedef struct point {
@@ -42,6 +43,7 @@ typedef struct dp_ctx {
   /* per layer */
   double *zpre;         /* [L+1] prefix sums of param_bytes P / t_l */
   double *gpre;         /* [L+1] prefix sums of grad_bytes P / t_l */
+  double *rest;         /* [L+1] sum over l >= i of the fastest time of layer l anywhere */
   /* the frontier */
   point *pool;
   long n_pool, cap_pool;
@@ -52,6 +54,16 @@ typedef struct dp_ctx {
 static double objective(const dp_ctx *c, double mt, double q, double sum)
 {
   return (double)(c->pl->gas - 1) * mt + sum + q;
+}
+
+/* A lower bound on the objective of any completion of a point at state (s, i): the
+ * remaining layers cost at least their fastest times, and the largest of the remaining
+ * pp - s stages is at least their average. Hand-offs and syncs add nothing below. */
+static double lower_bound(const dp_ctx *c, const point *pt, int s, int i)
+{
+  double rest = c->rest[i], mt = pt->mt;
+  if (s < c->pp && rest / (c->pp - s) > mt) mt = rest / (c->pp - s);
+  return objective(c, mt, pt->q, pt->sum + rest);
 }
 
 static int push_point(dp_ctx *c, const point *pt)
@@ -94,33 +106,40 @@ static hp_err insert(dp_ctx *c, plist *f, const point *pt)
 
 static double *PRE(const dp_ctx *c, int s, int k) { return &c->pre[((size_t)s * c->nclass_max + k) * (c->L + 1)]; }
 
-/* Layer times of every replica of stage s, grouped into classes of equal times. */
+/* Layer times of every replica of stage s, grouped into classes: replicas whose TP
+ * groups have the same device types and the same slowest link have equal times, so
+ * each class computes them once. */
 static hp_err stage_times(dp_ctx *c, int s)
 {
   const hp_plan *pl = c->pl;
-  int L = c->L, n = 0;
-  double *tmp = hp__calloc((size_t)L, sizeof *tmp);
-  if (!tmp) return HP_NOMEM;
+  int L = c->L, n = 0, tp = pl->tp;
+  int *keys = hp__calloc((size_t)pl->dp * tp, sizeof *keys);     /* types of each class */
+  double *kbw = hp__calloc((size_t)pl->dp, sizeof *kbw), *klat = hp__calloc((size_t)pl->dp, sizeof *klat);
+  if (!keys || !kbw || !klat) { free(keys); free(kbw); free(klat); return HP_NOMEM; }
   for (int r = 0; r < pl->dp; r++) {
     double btp, lattp;
     int same = -1;
     hp__tp_link(c->p, pl, s, r, &btp, &lattp);
-    for (int l = 0; l < L; l++)
-      tmp[l] = c->o->layer_time ? c->o->layer_time[l]
-                                : hp__slot_layer_time(c->p, pl, s, r, l, btp, lattp);
     for (int k = 0; k < n && same < 0; k++) {
-      const double *pk = PRE(c, s, k);
-      int eq = 1;
-      for (int l = 0; l < L && eq; l++) eq = pk[l + 1] - pk[l] == tmp[l];
+      int eq = kbw[k] == btp && klat[k] == lattp;
+      for (int j = 0; j < tp && eq; j++)
+        eq = keys[k * tp + j] == hp_device_type(c->p, pl->dev[HP_SLOT(pl, s, r, j)]);
       if (eq) same = k;
     }
     if (same >= 0) continue;
+    for (int j = 0; j < tp; j++) keys[n * tp + j] = hp_device_type(c->p, pl->dev[HP_SLOT(pl, s, r, j)]);
+    kbw[n] = btp;
+    klat[n] = lattp;
     double *pk = PRE(c, s, n++);
     pk[0] = 0;
-    for (int l = 0; l < L; l++) pk[l + 1] = pk[l] + tmp[l];
+    for (int l = 0; l < L; l++)
+      pk[l + 1] = pk[l] + (c->o->layer_time ? c->o->layer_time[l]
+                                            : hp__slot_layer_time(c->p, pl, s, r, l, btp, lattp));
   }
   c->nclass[s] = n;
-  free(tmp);
+  free(keys);
+  free(kbw);
+  free(klat);
   return HP_OK;
 }
 
@@ -141,8 +160,9 @@ static hp_err prepare(dp_ctx *c)
   c->zpre = hp__calloc((size_t)L + 1, sizeof *c->zpre);
   c->gpre = hp__calloc((size_t)L + 1, sizeof *c->gpre);
   c->f = hp__calloc((size_t)(pp + 1) * (L + 1), sizeof *c->f);
+  c->rest = hp__calloc((size_t)L + 1, sizeof *c->rest);
   if (!c->nclass || !c->pre || !c->emax || !c->bdp || !c->latdp || !c->cap || !c->zpre ||
-      !c->gpre || !c->f)
+      !c->gpre || !c->f || !c->rest)
     return HP_NOMEM;
   if ((err = hp__replica_links(p, pl, c->bdp, c->latdp))) return err;
   for (int l = 0; l < L; l++) {
@@ -151,8 +171,18 @@ static hp_err prepare(dp_ctx *c)
     c->zpre[l + 1] = c->zpre[l] + m->param_bytes * ly->params / tl;
     c->gpre[l + 1] = c->gpre[l] + m->grad_bytes * ly->params / tl;
   }
-  for (int s = 0; s < pp; s++) {
+  for (int s = 0; s < pp; s++)
     if ((err = stage_times(c, s))) return err;
+  for (int l = L - 1; l >= 0; l--) {
+    double fastest = INFINITY;
+    for (int s = 0; s < pp; s++)
+      for (int k = 0; k < c->nclass[s]; k++) {
+        const double *pk = PRE(c, s, k);
+        if (pk[l + 1] - pk[l] < fastest) fastest = pk[l + 1] - pk[l];
+      }
+    c->rest[l] = c->rest[l + 1] + fastest;
+  }
+  for (int s = 0; s < pp; s++) {
     c->cap[s] = INFINITY;
     for (int i = 0; i < pl->dp * pl->tp; i++) {
       const hp_devtype *t = &p->cluster->types[hp_device_type(p, pl->dev[(size_t)s * pl->dp * pl->tp + i])];
@@ -232,9 +262,11 @@ static hp_err run_dp(dp_ctx *c, long *work)
             const point *x = &c->pool[pi];
             point np = { x->mt > ops[o].t ? x->mt : ops[o].t, x->q > ops[o].q ? x->q : ops[o].q,
                          x->sum + ops[o].t + e, pi, i, ops[o].rec, ops[o].zdp };
-            double ob = objective(c, np.mt, np.q, np.sum);
-            if (ob > c->best * (1 + 1e-12)) continue;
-            if (s == pp - 1 && ob < c->best) c->best = ob;
+            if (lower_bound(c, &np, s + 1, j + 1) > c->best * (1 + 1e-12)) continue;
+            if (s == pp - 1) {
+              double ob = objective(c, np.mt, np.q, np.sum);
+              if (ob < c->best) c->best = ob;
+            }
             if ((err = insert(c, to, &np))) return err;
             if (work) (*work)++;
           }
@@ -283,6 +315,7 @@ static void release(dp_ctx *c)
   free(c->cap);
   free(c->zpre);
   free(c->gpre);
+  free(c->rest);
 }
 
 hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
@@ -301,6 +334,7 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
   if (plan->pp > c.L) return HP_OK;
   if ((err = prepare(&c)) == HP_OK) {
     c.best = even_split_bound(&c);
+    if (o->cutoff < c.best) c.best = o->cutoff;
     err = run_dp(&c, work);
   }
   if (err == HP_OK) {

@@ -13,6 +13,10 @@ typedef struct hp_dp_opts {
   /* Optional per-layer time override (seconds per micro-batch, before recompute), the
    * same for every device: AMP's averaged device speed. NULL: the evaluator's times. */
   const double *layer_time;
+  /* Only splits whose DP objective is at most this are of interest (INFINITY: all);
+   * the outer search passes its K-th best time so that hopeless configurations stop
+   * early. */
+  double cutoff;
 } hp_dp_opts;
 
 void hp__dp_opts_init(hp_dp_opts *o);

@@ -80,7 +80,8 @@ hp_err hp_result_offer(hp_result *r, const hp_limits *lim, const hp_plan *plan,
 {
   int k = lim->top > 0 ? lim->top : 1;
   hp_err err;
-  if (!e->feasible) return rank_insert(&r->rejected, &r->n_rejected, k, plan, e, d);
+  if (!e->feasible)
+    return lim->keep_rejected ? rank_insert(&r->rejected, &r->n_rejected, k, plan, e, d) : HP_OK;
   if ((err = rank_insert(&r->top, &r->n_top, k, plan, e, d))) return err;
   if (e->iteration_time < r->objective) {
     hp_plan_destroy(&r->plan);

@@ -19,24 +19,42 @@ static void place_reversed(hp_plan *pl)
     for (int i = 0; i < per; i++) pl->dev[(size_t)s * per + i] = (pl->pp - 1 - s) * per + i;
 }
 
+/* Splits `pl` with the DP and offers the plan to the result. With ignore_memory, the
+ * fastest split regardless of memory is offered only if it does not fit: a rejected
+ * candidate for --show-rejected. Only splits that could enter the ranking are sought. */
+static hp_err split_and_offer(const hp_problem *prob, hp_plan *pl, const hp_limits *lim,
+                              int ignore_memory, hp_result *out, hp_diag *d)
+{
+  int k = lim->top > 0 ? lim->top : 1, n_kept = ignore_memory ? out->n_rejected : out->n_top;
+  const hp_ranked *kept = ignore_memory ? out->rejected : out->top;
+  hp_dp_opts o;
+  hp_eval e = {0};
+  int found = 0;
+  double obj;
+  hp_err err;
+  hp__dp_opts_init(&o);
+  o.ignore_memory = ignore_memory;
+  o.cutoff = n_kept >= k ? kept[n_kept - 1].time : INFINITY;
+  err = hp__dp_split(prob, pl, &o, &found, &obj, &out->work, d);
+  if (!err && found && !(err = hp_evaluate(prob, pl, &e, d)) && (!ignore_memory || !e.feasible))
+    err = hp_result_offer(out, lim, pl, &e, d);
+  hp_eval_release(&e);
+  return err;
+}
+
 static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
                        hp_result *out, hp_diag *d)
 {
   hp_config *cfg = NULL;
   int n = hp__configs(prob, &cfg);
-  hp_dp_opts o;
   hp_err err = HP_OK;
   double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
   int timed_out = 0;
   (void)start;
   if (n < 0) return hp_fail(d, HP_NOMEM, "out of memory");
-  hp__dp_opts_init(&o);
   for (int i = 0; i < n && !err && !timed_out; i++)
     for (int variant = 0; variant < 2 && !err; variant++) {
       hp_plan *pl = NULL;
-      hp_eval e = {0};
-      int found;
-      double obj;
       if (variant == 1 && cfg[i].pp == 1) break;
       if ((err = hp_plan_create(&pl, cfg[i].pp, cfg[i].tp, cfg[i].dp, prob->model->n_layers, d)))
         break;
@@ -45,16 +63,9 @@ static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_li
       if (!(err = hp_plan_set_gas(prob, pl, d))) {
         if (variant == 0) hp_plan_place_in_order(pl);
         else place_reversed(pl);
-        err = hp__dp_split(prob, pl, &o, &found, &obj, &out->work, d);
-        if (!err && found && !(err = hp_evaluate(prob, pl, &e, d)))
-          err = hp_result_offer(out, lim, pl, &e, d);
-        if (!err && !found && lim->top > 1) {
-          /* nothing fits: keep the even split, unsharded, as a rejected example */
-          hp_plan_split_even(pl);
-          if (!(err = hp_evaluate(prob, pl, &e, d))) err = hp_result_offer(out, lim, pl, &e, d);
-        }
+        err = split_and_offer(prob, pl, lim, 0, out, d);
+        if (!err && lim->keep_rejected) err = split_and_offer(prob, pl, lim, 1, out, d);
       }
-      hp_eval_release(&e);
       hp_plan_destroy(&pl);
       if (hp__now() > deadline) timed_out = 1;
     }

@@ -23,7 +23,8 @@ typedef struct hp_limits {
   unsigned long seed;
   int threads;
   long max_work;        /* solver-defined cap (enumerated plans, moves), <= 0: default */
-  int top;              /* keep the best `top` fitting plans and as many rejected ones */
+  int top;              /* keep the best `top` fitting plans */
+  int keep_rejected;    /* also keep the `top` fastest plans that do not fit */
 } hp_limits;
 
 void hp_limits_init(hp_limits *lim);

@@ -21,7 +21,9 @@ enum {
 typedef struct cli_opts {
   const char *model, *cluster, *profile, *job, *plan, *out, *solver, *schedule;
   long gbs;
-  int json, help;
+  int json, help, show_rejected;
+  int top;
+  const char *solvers;   /* compare: comma-separated names */
   double time_limit;
   unsigned long seed;
   long max_work;
@@ -49,5 +51,9 @@ int cmd_expand(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_solvers(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+
+/* Lowest free fraction of any device's memory, (capacity - M) / capacity. */
+double cli_headroom(const hp_eval *e);
 
 #endif

@@ -70,6 +70,7 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
   memset(o, 0, sizeof *o);
   o->gbs = -1;
   o->seed = 1;
+  o->top = 1;
   for (int i = first; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
     char name[64];
@@ -83,9 +84,10 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     memcpy(name, a, n);
     name[n] = '\0';
     if (!allowed_flag(allowed, name)) return usage_error(cmd, "unknown flag '--%s'", name);
-    if (!strcmp(name, "json")) {
-      if (eq) return usage_error(cmd, "--json takes no value");
-      o->json = 1;
+    if (!strcmp(name, "json") || !strcmp(name, "show-rejected")) {
+      if (eq) return usage_error(cmd, "--%s takes no value", name);
+      if (name[0] == 'j') o->json = 1;
+      else o->show_rejected = 1;
       continue;
     }
     if (eq) val = eq + 1;
@@ -98,6 +100,13 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     else if (!strcmp(name, "plan")) o->plan = val;
     else if (!strcmp(name, "out")) o->out = val;
     else if (!strcmp(name, "solver")) o->solver = val;
+    else if (!strcmp(name, "solvers")) o->solvers = val;
+    else if (!strcmp(name, "top")) {
+      long k;
+      if (parse_long(val, 1, &k) || k > 1000)
+        return usage_error(cmd, "--top: expected an integer in 1..1000, got '%s'", val);
+      o->top = (int)k;
+    }
     else if (!strcmp(name, "schedule")) {
       if (hp_schedule_parse(val) < 0)
         return usage_error(cmd, "--schedule: expected 1f1b or gpipe, got '%s'", val);
@@ -176,4 +185,12 @@ int cli_write(const char *path, const char *text)
     return EXIT_ERROR;
   }
   return EXIT_OK_;
+}
+
+double cli_headroom(const hp_eval *e)
+{
+  double h = 1;
+  for (int d = 0; d < e->n_devices; d++)
+    if ((e->cap[d] - e->mem[d]) / e->cap[d] < h) h = (e->cap[d] - e->mem[d]) / e->cap[d];
+  return h;
 }

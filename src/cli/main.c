@@ -13,6 +13,7 @@ static const char usage[] =
   "commands:\n"
   "  evaluate   score a plan: per-stage and per-replica times, sync, memory\n"
   "  plan       search for the best plan with a solver and write the plan file\n"
+  "  compare    run several solvers on one instance and print one table\n"
   "  expand     print a model's explicit layer list (expands \"transformer\")\n"
   "  describe   check and summarise model, cluster and profile files\n"
   "  solvers    list the solvers built in\n"
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
   if (!strcmp(cmd, "expand")) return cmd_expand(argc, argv);
   if (!strcmp(cmd, "solvers")) return cmd_solvers(argc, argv);
   if (!strcmp(cmd, "describe")) return cmd_describe(argc, argv);
+  if (!strcmp(cmd, "compare")) return cmd_compare(argc, argv);
   fprintf(stderr, "hetplan: unknown command '%s'\n\n%s", cmd, usage);
   return EXIT_USAGE;
 }

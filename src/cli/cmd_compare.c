@@ -1,0 +1,143 @@
+/* cmd_compare.c -- `hetplan compare`: runs several solvers on one instance and prints
+ * one table: each plan's iteration time (the evaluator's), throughput, memory headroom,
+ * solve time, and what is proved (a bound, the distance from the best bound). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+  "usage: hetplan compare --model M --cluster C --gbs N [--solvers a,b,...] [--schedule S]\n"
+  "                       [--profile F] [--job J] [--time-limit S] [--seed N] [--json]\n"
+  "\n"
+  "Runs each solver (default: every solver built in) on the instance and prints one row\n"
+  "each: status, iteration time and throughput of its plan as the evaluator scores it,\n"
+  "the smallest memory headroom of any device, solve time, its proven lower bound, and\n"
+  "its distance above the best bound any solver proved ('proven gap'; '-' while none is\n"
+  "proved). A solver that refuses the instance says why. --json prints the rows as JSON.\n"
+  "--time-limit applies to each solver.\n";
+
+typedef struct row {
+  const hp_solver *s;
+  hp_result r;
+  hp_err err;
+  char why[512];
+  double headroom;
+} row;
+
+int cmd_compare(int argc, char **argv)
+{
+  cli_opts o;
+  hp_problem *prob = NULL;
+  row rows[64];
+  int n = 0, rc;
+  double best_bound = -INFINITY, best_time = INFINITY;
+  hp_limits lim;
+  rc = cli_parse(argc, argv, 2, "compare",
+                 "model cluster gbs solvers schedule profile job time-limit seed max-work json", &o);
+  if (rc) return rc;
+  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
+
+  /* the solvers: named, or all */
+  if (o.solvers) {
+    char buf[512], *save = NULL;
+    snprintf(buf, sizeof buf, "%s", o.solvers);
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      const hp_solver *s = hp_solver_find(t);
+      if (!s) {
+        fprintf(stderr, "hetplan compare: unknown solver '%s' (see 'hetplan solvers')\n", t);
+        return EXIT_USAGE;
+      }
+      if (n < 64) rows[n++].s = s;
+    }
+  } else {
+    for (const hp_solver *const *s = hp_solver_all(); *s && n < 64; s++) rows[n++].s = *s;
+  }
+  if ((rc = cli_load_problem(&o, "compare", &prob))) return rc;
+  hp_limits_init(&lim);
+  lim.time_limit = o.time_limit;
+  lim.seed = o.seed;
+  lim.max_work = o.max_work;
+
+  for (int i = 0; i < n; i++) {
+    row *w = &rows[i];
+    hp_diag d;
+    cli_diag_init(&d);
+    w->why[0] = '\0';
+    w->headroom = NAN;
+    w->err = hp_solver_run(w->s, prob, NULL, &lim, &w->r, &d);
+    if (w->err) {
+      snprintf(w->why, sizeof w->why, "%s", d.msg);
+      hp_result_init(&w->r);
+      continue;
+    }
+    if (w->r.plan) {
+      hp_eval e = {0};
+      if (hp_evaluate(prob, w->r.plan, &e, &d) == HP_OK) w->headroom = cli_headroom(&e);
+      hp_eval_release(&e);
+      if (w->r.fits && w->r.objective < best_time) best_time = w->r.objective;
+    }
+    if (w->r.bound > best_bound && isfinite(w->r.bound)) best_bound = w->r.bound;
+  }
+
+  if (o.json) {
+    printf("{ \"gbs\": %ld, \"best_bound\": ", prob->job.gbs);
+    if (isfinite(best_bound)) printf("%.17g", best_bound); else printf("null");
+    printf(", \"solvers\": [\n");
+    for (int i = 0; i < n; i++) {
+      const row *w = &rows[i];
+      printf("  { \"name\": \"%s\", ", w->s->name);
+      if (w->err) {
+        printf("\"status\": \"refused\", \"reason\": \"");
+        for (const char *c = w->why; *c; c++) {
+          if (*c == '"' || *c == '\\') putchar('\\');
+          putchar(*c);
+        }
+        printf("\" }");
+      } else {
+        printf("\"status\": \"%s\", \"iteration_time\": ", hp_sol_status_name(w->r.status));
+        if (w->r.plan) printf("%.17g, \"fits\": %s, \"headroom\": %.6f", w->r.objective,
+                              w->r.fits ? "true" : "false", w->headroom);
+        else printf("null");
+        printf(", \"seconds\": %.6f, \"lower_bound\": ", w->r.seconds);
+        if (isfinite(w->r.bound)) printf("%.17g", w->r.bound); else printf("null");
+        printf(", \"space\": \"%s\" }", w->r.space);
+      }
+      printf("%s\n", i + 1 < n ? "," : "");
+    }
+    printf("] }\n");
+  } else {
+    printf("model %s (%d layers) on %s (%d devices), gbs %ld, %s\n\n", prob->model->name,
+           prob->model->n_layers, prob->cluster->name, prob->cluster->n_devices, prob->job.gbs,
+           hp_schedule_name(prob->job.schedule));
+    printf("%-10s %-10s %12s %10s %9s %9s %12s %10s  %s\n", "solver", "status", "iteration s",
+           "samples/s", "headroom", "solve s", "lower bound", "proven gap", "vs best");
+    for (int i = 0; i < n; i++) {
+      const row *w = &rows[i];
+      if (w->err) {
+        printf("%-10s refused: %s\n", w->s->name, w->why);
+        continue;
+      }
+      printf("%-10s %-10s ", w->s->name, hp_sol_status_name(w->r.status));
+      if (w->r.plan)
+        printf("%12.6f %10.4f %8.1f%% %9.3f ", w->r.objective,
+               (double)prob->job.gbs / w->r.objective, 100 * w->headroom, w->r.seconds);
+      else
+        printf("%12s %10s %9s %9.3f ", "-", "-", "-", w->r.seconds);
+      if (isfinite(w->r.bound)) printf("%12.6f ", w->r.bound); else printf("%12s ", "-");
+      if (w->r.plan && isfinite(best_bound))
+        printf("%9.2f%% ", 100 * (w->r.objective - best_bound) / w->r.objective);
+      else
+        printf("%10s ", "-");
+      if (w->r.plan && isfinite(best_time))
+        printf(" %+.2f%%%s", 100 * (w->r.objective / best_time - 1), w->r.fits ? "" : " (does not fit)");
+      printf("\n");
+    }
+    printf("\nproven gap: distance above the best lower bound any solver proved%s\n",
+           isfinite(best_bound) ? "" : " (none proved here)");
+  }
+  for (int i = 0; i < n; i++) hp_result_release(&rows[i].r);
+  hp_problem_destroy(&prob);
+  return EXIT_OK_;
+}
