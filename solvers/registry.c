@@ -5,9 +5,25 @@
 
 extern const hp_solver hp_solver_enum;
 extern const hp_solver hp_solver_dp;
+extern const hp_solver hp_solver_megatron;
+extern const hp_solver hp_solver_amp;
+extern const hp_solver hp_solver_random;
+extern const hp_solver hp_solver_hethub;
+extern const hp_solver hp_solver_dhondt;
+extern const hp_solver hp_solver_osdp;
+extern const hp_solver hp_solver_pipette;
+extern const hp_solver hp_solver_megatron_params;
 
 static const hp_solver *const all_solvers[] = {
   &hp_solver_dp,
+  &hp_solver_megatron,
+  &hp_solver_megatron_params,
+  &hp_solver_amp,
+  &hp_solver_hethub,
+  &hp_solver_dhondt,
+  &hp_solver_osdp,
+  &hp_solver_pipette,
+  &hp_solver_random,
   &hp_solver_enum,
   NULL };
 

@@ -36,4 +36,38 @@ typedef struct hp_config { int pp, tp, dp, mbs; } hp_config;
 /* Allocates *out (free with free()); returns the count, or -1 out of memory. */
 int hp__configs(const hp_problem *prob, hp_config **out);
 
+
+/* --- Helpers for the heuristics and baselines (search_util.c). */
+
+/* splitmix64: small, seeded, reproducible on every platform. */
+typedef struct hp_rng { unsigned long long s; } hp_rng;
+void hp__rng_seed(hp_rng *r, unsigned long seed);
+unsigned long long hp__rng_next(hp_rng *r);
+/* Uniform in [0, n). */
+int hp__rng_int(hp_rng *r, int n);
+/* Uniform in [0, 1). */
+double hp__rng_unit(hp_rng *r);
+
+/* The TP groups of a degree tp: tp consecutive GPUs of one node, in device order;
+ * writes D / tp first-device ids into `first` and returns their count. */
+int hp__tp_groups(const hp_problem *p, int tp, int *first);
+/* Places TP groups on slots: slot (s, r) gets group order[s * dp + r]. */
+void hp__place_groups(hp_plan *pl, const int *group_first, const int *order);
+
+/* Contiguous split of w[0..L-1] into pp non-empty runs minimising the largest run sum
+ * (exact, O(pp L^2)); writes pl->first. */
+void hp__split_minmax(hp_plan *pl, const double *w);
+
+/* Evaluates a plan and offers it to the result (hp_result_offer). */
+hp_err hp__score_offer(const hp_problem *p, const hp_limits *lim, const hp_plan *pl,
+                       hp_result *out, hp_diag *d);
+
+/* A plan of configuration c with gas set and the job's schedule; NULL on error. */
+hp_err hp__plan_for(const hp_problem *p, const hp_config *c, hp_plan **out, hp_diag *d);
+
+/* A uniformly random plan of configuration c: a random order of the TP groups over the
+ * slots, random stage boundaries, a random recompute flag per stage and sharding mode
+ * per layer (solver_random.c). */
+hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_plan **out,
+                       hp_diag *d);
 #endif

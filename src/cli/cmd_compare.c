@@ -111,15 +111,15 @@ int cmd_compare(int argc, char **argv)
     printf("model %s (%d layers) on %s (%d devices), gbs %ld, %s\n\n", prob->model->name,
            prob->model->n_layers, prob->cluster->name, prob->cluster->n_devices, prob->job.gbs,
            hp_schedule_name(prob->job.schedule));
-    printf("%-10s %-10s %12s %10s %9s %9s %12s %10s  %s\n", "solver", "status", "iteration s",
+    printf("%-15s %-10s %12s %10s %9s %9s %12s %10s  %s\n", "solver", "status", "iteration s",
            "samples/s", "headroom", "solve s", "lower bound", "proven gap", "vs best");
     for (int i = 0; i < n; i++) {
       const row *w = &rows[i];
       if (w->err) {
-        printf("%-10s refused: %s\n", w->s->name, w->why);
+        printf("%-15s refused: %s\n", w->s->name, w->why);
         continue;
       }
-      printf("%-10s %-10s ", w->s->name, hp_sol_status_name(w->r.status));
+      printf("%-15s %-10s ", w->s->name, hp_sol_status_name(w->r.status));
       if (w->r.plan)
         printf("%12.6f %10.4f %8.1f%% %9.3f ", w->r.objective,
                (double)prob->job.gbs / w->r.objective, 100 * w->headroom, w->r.seconds);

@@ -1,0 +1,90 @@
+/* search_util.c -- helpers of the heuristics and baselines: a seeded RNG, TP groups and
+ * placements built from them, an exact min-max contiguous split, and scoring. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "search.h"
+
+void hp__rng_seed(hp_rng *r, unsigned long seed) { r->s = 0x9E3779B97F4A7C15ull ^ seed; }
+
+unsigned long long hp__rng_next(hp_rng *r)
+{
+  unsigned long long z = (r->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+int hp__rng_int(hp_rng *r, int n) { return (int)(hp__rng_next(r) % (unsigned long long)n); }
+
+double hp__rng_unit(hp_rng *r) { return (double)(hp__rng_next(r) >> 11) * 0x1.0p-53; }
+
+int hp__tp_groups(const hp_problem *p, int tp, int *first)
+{
+  const hp_cluster *c = p->cluster;
+  int n = 0;
+  for (int k = 0; k < c->n_nodes; k++)
+    for (int g = 0; g + tp <= c->nodes[k].gpus; g += tp) first[n++] = c->nodes[k].first + g;
+  return n;
+}
+
+void hp__place_groups(hp_plan *pl, const int *group_first, const int *order)
+{
+  for (int i = 0; i < pl->pp * pl->dp; i++)
+    for (int j = 0; j < pl->tp; j++) pl->dev[i * pl->tp + j] = group_first[order[i]] + j;
+}
+
+void hp__split_minmax(hp_plan *pl, const double *w)
+{
+  int L = pl->n_layers, pp = pl->pp;
+  double *pre = calloc((size_t)L + 1, sizeof *pre);
+  double *best = calloc((size_t)(pp + 1) * (L + 1), sizeof *best);
+  int *arg = calloc((size_t)(pp + 1) * (L + 1), sizeof *arg);
+  if (!pre || !best || !arg) {   /* out of memory: fall back to an even split */
+    hp_plan_split_even(pl);
+    free(pre); free(best); free(arg);
+    return;
+  }
+  for (int l = 0; l < L; l++) pre[l + 1] = pre[l] + w[l];
+  /* best[k][i]: least largest run over splits of the first i layers into k runs */
+  for (size_t i = 0; i < (size_t)(pp + 1) * (L + 1); i++) best[i] = INFINITY;
+  best[0] = 0;
+  for (int k = 1; k <= pp; k++)
+    for (int i = k; i <= L - (pp - k); i++)
+      for (int j = k - 1; j < i; j++) {
+        double v = best[(size_t)(k - 1) * (L + 1) + j], run = pre[i] - pre[j];
+        if (run > v) v = run;
+        if (v < best[(size_t)k * (L + 1) + i]) {
+          best[(size_t)k * (L + 1) + i] = v;
+          arg[(size_t)k * (L + 1) + i] = j;
+        }
+      }
+  pl->first[pp] = L;
+  for (int k = pp, i = L; k >= 1; k--) {
+    i = arg[(size_t)k * (L + 1) + i];
+    pl->first[k - 1] = i;
+  }
+  free(pre);
+  free(best);
+  free(arg);
+}
+
+hp_err hp__score_offer(const hp_problem *p, const hp_limits *lim, const hp_plan *pl,
+                       hp_result *out, hp_diag *d)
+{
+  hp_eval e = {0};
+  hp_err err = hp_evaluate(p, pl, &e, d);
+  if (!err) err = hp_result_offer(out, lim, pl, &e, d);
+  hp_eval_release(&e);
+  return err;
+}
+
+hp_err hp__plan_for(const hp_problem *p, const hp_config *c, hp_plan **out, hp_diag *d)
+{
+  hp_err err = hp_plan_create(out, c->pp, c->tp, c->dp, p->model->n_layers, d);
+  if (err) return err;
+  (*out)->mbs = c->mbs;
+  (*out)->schedule = p->job.schedule;
+  if ((err = hp_plan_set_gas(p, *out, d))) hp_plan_destroy(out);
+  return err;
+}

@@ -1,0 +1,162 @@
+/* solver_osdp.c -- `osdp`: OSDP (Jiang et al., IJCAI 2023): data parallelism only
+ * (pp = tp = 1, dp = all devices), each layer replicated (DP) or ZeRO-3 sharded (ZDP),
+ * chosen by depth-first search with pruning: a branch stops when even sharding every
+ * remaining layer cannot fit, or when its time with the cheaper choice for every
+ * remaining layer cannot beat the best. With pp = 1 the iteration time is a sum over
+ * layers (compute, gathers, sync shares), so the bound is exact per branch. The
+ * micro-batch size is swept upwards as in the paper, until nothing fits; the best plan
+ * of the sweep wins. --max-work caps the search nodes per batch size (default 1e6). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "search.h"
+
+#define OSDP_DEFAULT_NODES 1000000L
+
+typedef struct osdp {
+  const hp_problem *p;
+  hp_plan *pl;
+  int L, *order;                   /* layers, largest first */
+  double cap, fixed_mem;           /* capacity less reserve; activations and work */
+  double *dp_cost, *z_cost;        /* time of each layer's choice (compute excluded) */
+  double *states, *gbytes;         /* state_bytes P, param_bytes P */
+  double *rest_states, *rest_min;  /* suffix sums over `order` */
+  double best;
+  unsigned char *choice, *best_choice;
+  long nodes, max_nodes;
+} osdp;
+
+static void dfs(osdp *o, int k, double states_dp, double states_z, double gather, double time)
+{
+  int dp = o->pl->dp;
+  if (++o->nodes > o->max_nodes) return;
+  /* lower bounds: every remaining layer sharded (memory), cheapest choice (time) */
+  if (states_dp + (states_z + o->rest_states[k]) / dp + gather + o->fixed_mem > o->cap) return;
+  if (time + o->rest_min[k] >= o->best) return;
+  if (k == o->L) {
+    o->best = time;
+    for (int i = 0; i < o->L; i++) o->best_choice[i] = o->choice[i];
+    return;
+  }
+  int l = o->order[k];
+  /* replicated first: it is never slower (a gather costs more than the sync it saves
+   * when gas >= 1 and param_bytes >= grad_bytes / 2) */
+  o->choice[l] = 0;
+  dfs(o, k + 1, states_dp + o->states[l], states_z, gather, time + o->dp_cost[l]);
+  o->choice[l] = 1;
+  dfs(o, k + 1, states_dp, states_z + o->states[l], o->gbytes[l] > gather ? o->gbytes[l] : gather,
+      time + o->z_cost[l]);
+}
+
+/* Layers by model states, largest first (ties by index). */
+typedef struct keyed { double key; int l; } keyed;
+
+static int by_key_desc(const void *a, const void *b)
+{
+  const keyed *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? 1 : -1;
+  return x->l < y->l ? -1 : 1;
+}
+
+static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes, int *fits,
+                         long *work, hp_diag *d)
+{
+  const hp_model *m = prob->model;
+  int L = m->n_layers, dp = pl->dp;
+  osdp o = { 0 };
+  hp_mem_terms mt = {0};
+  double bdp, latdp, f = (double)(dp - 1) / dp;
+  keyed *ks = hp__calloc((size_t)L, sizeof *ks);
+  hp_err err = HP_OK;
+  o.p = prob;
+  o.pl = pl;
+  o.L = L;
+  o.max_nodes = max_nodes;
+  o.best = INFINITY;
+  o.order = hp__calloc((size_t)L, sizeof *o.order);
+  o.dp_cost = hp__calloc((size_t)L, sizeof(double));
+  o.z_cost = hp__calloc((size_t)L, sizeof(double));
+  o.states = hp__calloc((size_t)L, sizeof(double));
+  o.gbytes = hp__calloc((size_t)L, sizeof(double));
+  o.rest_states = hp__calloc((size_t)L + 1, sizeof(double));
+  o.rest_min = hp__calloc((size_t)L + 1, sizeof(double));
+  o.choice = hp__calloc((size_t)L, 1);
+  o.best_choice = hp__calloc((size_t)L, 1);
+  if (!ks || !o.order || !o.dp_cost || !o.z_cost || !o.states || !o.gbytes || !o.rest_states ||
+      !o.rest_min || !o.choice || !o.best_choice) {
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+    goto done;
+  }
+  if (hp__replica_links(prob, pl, &bdp, &latdp)) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  /* the slowest replica's compute is common to every choice; memory of activations too */
+  o.cap = INFINITY;
+  for (int i = 0; i < prob->cluster->n_devices; i++) {
+    const hp_devtype *t = &prob->cluster->types[hp_device_type(prob, i)];
+    if (t->mem - t->reserved < o.cap) o.cap = t->mem - t->reserved;
+  }
+  for (int l = 0; l < L; l++) hp__mem_add(prob, l, 1, pl->mbs, 0, &mt);
+  o.fixed_mem = hp__mem_total(&mt, hp__inflight(pl, 0), pl->mbs, dp, 0) - mt.states_dp;
+  for (int l = 0; l < L; l++) {
+    const hp_layer *ly = &m->layers[l];
+    o.states[l] = m->state_bytes * ly->params;
+    o.gbytes[l] = m->param_bytes * ly->params;
+    o.dp_cost[l] = hp__sync_time(m->grad_bytes * ly->params, 0, dp, bdp, 0);
+    o.z_cost[l] = (double)pl->gas * hp__gather_time(o.gbytes[l], dp, bdp) +
+                  f * m->grad_bytes * ly->params / bdp;
+  }
+  for (int l = 0; l < L; l++) ks[l] = (keyed){ o.states[l], l };
+  qsort(ks, (size_t)L, sizeof *ks, by_key_desc);
+  for (int k = 0; k < L; k++) o.order[k] = ks[k].l;
+  for (int k = L - 1; k >= 0; k--) {
+    int l = o.order[k];
+    o.rest_states[k] = o.rest_states[k + 1] + o.states[l];
+    o.rest_min[k] = o.rest_min[k + 1] + (o.dp_cost[l] < o.z_cost[l] ? o.dp_cost[l] : o.z_cost[l]);
+  }
+  dfs(&o, 0, 0, 0, 0, 0);
+  *work += o.nodes;
+  *fits = isfinite(o.best);
+  for (int l = 0; l < L && *fits; l++) pl->zdp[l] = o.best_choice[l];
+done:
+  free(ks);
+  free(o.order); free(o.dp_cost); free(o.z_cost); free(o.states); free(o.gbytes);
+  free(o.rest_states); free(o.rest_min); free(o.choice); free(o.best_choice);
+  return err;
+}
+
+static hp_err osdp_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
+                         hp_result *out, hp_diag *d)
+{
+  int D = prob->cluster->n_devices;
+  long per, max_nodes = lim->max_work > 0 ? lim->max_work : OSDP_DEFAULT_NODES;
+  hp_err err = HP_OK;
+  (void)start;
+  snprintf(out->space, sizeof out->space, "OSDP: data parallel only (pp = tp = 1), per-layer "
+           "DP or ZeRO-3, micro-batch sweep");
+  if (prob->job.gbs % D)
+    return hp_fail(d, HP_LIMIT, "osdp: data parallelism only needs gbs (%ld) to be a multiple "
+                   "of the %d devices", prob->job.gbs, D);
+  per = prob->job.gbs / D;
+  for (long mbs = 1; mbs <= per && !err; mbs++) {
+    hp_config c = { 1, 1, D, (int)mbs };
+    hp_plan *pl = NULL;
+    int fits = 0;
+    if (per % mbs) continue;
+    if ((err = hp__plan_for(prob, &c, &pl, d))) break;
+    hp_plan_split_even(pl);
+    hp_plan_place_in_order(pl);
+    err = osdp_batch(prob, pl, max_nodes, &fits, &out->work, d);
+    if (!err && fits) err = hp__score_offer(prob, lim, pl, out, d);
+    hp_plan_destroy(&pl);
+    if (!fits) break;          /* the sweep stops at the first batch size that does not fit */
+  }
+  if (!err && !out->plan) out->status = HP_SOL_NONE;
+  return err;
+}
+
+const hp_solver hp_solver_osdp = {
+  .name = "osdp",
+  .desc = "OSDP: data parallel only, per-layer DP or ZeRO-3 by pruned DFS, batch-size sweep",
+  .flags = 0,
+  .solve = osdp_solve,
+};
