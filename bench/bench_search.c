@@ -98,7 +98,7 @@ static void bench_dp_alone(void)
   hp_problem_destroy(&p);
 }
 
-static void bench_row(const char *label, hp_problem *p)
+static void bench_row(const char *label, hp_problem *p, const char *solver)
 {
   hp_limits lim;
   hp_result r;
@@ -107,11 +107,12 @@ static void bench_row(const char *label, hp_problem *p)
   int nc = hp__configs(p, &cfg);
   free(cfg);
   hp_limits_init(&lim);
-  if (hp_solver_run(hp_solver_find("dp"), p, NULL, &lim, &r, &d)) die("dp solver", &d);
-  printf("%-34s %6d %6d %8d %10.3f  %12.6f  %s\n", label, p->cluster->n_devices,
+  if (hp_solver_run(hp_solver_find(solver), p, NULL, &lim, &r, &d)) die(solver, &d);
+  printf("%-34s %-4s %6d %6d %8d %10.3f  %12.6f  %s\n", label, solver, p->cluster->n_devices,
          p->model->n_layers, nc, r.seconds, r.plan ? r.objective : NAN,
          r.plan ? "" : "(no plan fits)");
   hp_result_release(&r);
+  hp_problem_destroy(&p);
 }
 
 int main(void)
@@ -119,13 +120,14 @@ int main(void)
   static const int sizes[][2] = { { 2, 2 }, { 4, 4 }, { 8, 8 }, { 16, 16 } };
   char label[96];
   bench_dp_alone();
-  printf("%-34s %6s %6s %8s %10s  %12s\n", "full search (dp solver)", "GPUs", "layers",
+  printf("%-34s %-4s %6s %6s %8s %10s  %12s\n", "full search", "by", "GPUs", "layers",
          "configs", "seconds", "iteration s");
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     snprintf(label, sizeof label, "GPT-2 (AMP), %dx%d T4, gbs 32", sizes[i][0], sizes[i][1]);
-    bench_row(label, problem(load_model("models/gpt2-amp.json"),
-                             make_cluster(sizes[i][0], sizes[i][1], 16, 65, 50, 50),
-                             "models/gpt2-amp.profile.json", 32));
+    for (int k = 0; k < 2; k++)
+      bench_row(label, problem(load_model("models/gpt2-amp.json"),
+                               make_cluster(sizes[i][0], sizes[i][1], 16, 65, 50, 50),
+                               "models/gpt2-amp.profile.json", 32), k ? "sa" : "dp");
   }
   {
     static const struct { int nodes; long gbs; } big[] = { { 96, 1536 }, { 512, 8192 } };
@@ -133,10 +135,12 @@ int main(void)
                                     "models/llama2-140b.json" };
     for (int b = 0; b < 2; b++)
       for (int k = 0; k < 3; k++) {
-        hp_model *m = load_model(models[k]);
-        snprintf(label, sizeof label, "%s, %dx8 A100, gbs %ld", m->name, big[b].nodes, big[b].gbs);
-        bench_row(label, problem(m, make_cluster(big[b].nodes, 8, 80, 312, 4800, 200), NULL,
-                                 big[b].gbs));
+        for (int v = 0; v < 2; v++) {
+          hp_model *m = load_model(models[k]);
+          snprintf(label, sizeof label, "%s, %dx8 A100, gbs %ld", m->name, big[b].nodes, big[b].gbs);
+          bench_row(label, problem(m, make_cluster(big[b].nodes, 8, 80, 312, 4800, 200), NULL,
+                                   big[b].gbs), v ? "sa" : "dp");
+        }
       }
   }
   return 0;

@@ -1,10 +1,13 @@
-/* registry.c -- the one list of solvers built in, in order of preference. */
+/* registry.c -- the one list of solvers built in, in order of preference: the first is
+ * `hetplan plan`'s default (dp: exact layer split, fast at every size measured by make
+ * bench); sa refines it on heterogeneous clusters at more cost. */
 #include <string.h>
 
 #include "../src/internal.h"
 
 extern const hp_solver hp_solver_enum;
 extern const hp_solver hp_solver_dp;
+extern const hp_solver hp_solver_sa;
 extern const hp_solver hp_solver_megatron;
 extern const hp_solver hp_solver_amp;
 extern const hp_solver hp_solver_random;
@@ -16,6 +19,7 @@ extern const hp_solver hp_solver_megatron_params;
 
 static const hp_solver *const all_solvers[] = {
   &hp_solver_dp,
+  &hp_solver_sa,
   &hp_solver_megatron,
   &hp_solver_megatron_params,
   &hp_solver_amp,

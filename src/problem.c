@@ -67,9 +67,17 @@ static hp_err build_series(hp_problem *p, hp_diag *d)
   for (int i = 0; i < pr->n_measures; i++) {
     hp_measure *ms = &pr->measures[i];
     ms->type = find_type(c, ms->type_name);
-    if (ms->type < 0) {
-      hp_warn(d, "profile: layer_times[%d]: device type '%s' is not in the cluster; ignored",
-              i, ms->type_name);
+    if (ms->type < 0) {           /* one warning per unknown type, at its first entry */
+      int count = 0, first = 1;
+      for (int k = 0; k < pr->n_measures; k++)
+        if (!strcmp(pr->measures[k].type_name, ms->type_name)) {
+          if (k < i) first = 0;
+          count++;
+        }
+      if (first)
+        hp_warn(d, "profile: %d layer_times entries (the first is layer_times[%d]) are for "
+                "device type '%s', which cluster '%s' lacks; ignored", count, i,
+                ms->type_name, c->name);
       continue;
     }
     if (ms->tp > p->max_tp) continue;  /* no TP group of that size fits in a node */

@@ -69,6 +69,40 @@ else bad plan_file_has_solver_block "$(grep -A6 solver $tmp/p.json)"; fi
 expect plan_infeasible 6 "no plan of the search space fits in memory" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4 --solver enum
 expect plan_too_large 6 "exhaustive enumeration is for tiny instances" -- $H plan --model models/gpt2-amp.json --cluster models/amp-hetero.json --gbs 32 --solver enum
 
+# --- search: default solver, rankings, compare
+AMP=(--model models/gpt2-amp.json --cluster models/amp-hetero.json --profile models/gpt2-amp.profile.json --gbs 32)
+expect plan_default_is_dp 0 "solver dp: feasible" -- $H plan "${AMP[@]}" -o $tmp/amp.json
+expect plan_default_reevaluates 0 "iteration time" -- $H evaluate "${AMP[@]}" --plan $tmp/amp.json
+expect plan_top 0 "    3   " -- $H plan "${AMP[@]}" --top 3 -o /dev/null
+expect plan_show_rejected 0 "fastest plans that do not fit (never recommended)" -- $H plan "${AMP[@]}" --top 2 --show-rejected -o /dev/null
+expect plan_bad_top 2 "--top: expected an integer in 1..1000" -- $H plan "${AMP[@]}" --top 0
+expect compare_tiny_enum_proves 0 "enum            optimal        0.770504" -- $H compare "${tiny[@]}"
+expect compare_tiny_gap 0 "dp              feasible       0.770504    10.3828     66.6%" -- $H compare "${tiny[@]}"
+expect compare_json 0 '"best_bound": 0.770504000000000' -- $H compare "${tiny[@]}" --json
+expect compare_unknown_solver 2 "unknown solver 'nope'" -- $H compare "${tiny[@]}" --solvers dp,nope
+expect osdp_refuses_uneven_gbs 0 "osdp            refused: osdp: data parallelism only needs gbs (6) to be a multiple of the 4 devices" -- $H compare "${tiny[@]}" --gbs 6 --solvers osdp
+expect sa_seeded 0 "solver sa: feasible" -- $H plan "${AMP[@]}" --solver sa --seed 3 --max-work 200 -o $tmp/sa1.json
+$H plan "${AMP[@]}" --solver sa --seed 3 --max-work 200 -o $tmp/sa2.json 2>/dev/null
+if diff <(grep -v '"seconds"' $tmp/sa1.json) <(grep -v '"seconds"' $tmp/sa2.json) >/dev/null; then ok sa_same_seed_same_plan_file; else bad sa_same_seed_same_plan_file "the two plan files differ beyond solve time"; fi
+
+# every solver on every bundled set-up: a status, or a refusal that says why
+n_solvers=$($H solvers | wc -l)
+names=$($H solvers | awk '{print $1}' | paste -sd'|')
+while read -r model cluster gbs extra; do
+  out=$($H compare --model models/$model --cluster models/$cluster --gbs $gbs $extra 2>&1); rc=$?
+  rows=$(echo "$out" | grep -Ec "^($names) +(feasible|optimal|no-plan|infeasible|refused: .+)")
+  if [ $rc -eq 0 ] && [ "$rows" -eq "$n_solvers" ]; then ok "every_solver_on_${cluster%.json}"
+  else bad "every_solver_on_${cluster%.json}" "exit $rc, $rows of $n_solvers rows" "$(echo "$out" | tail -4)"; fi
+done <<'SETUPS'
+gpt2-amp.json amp-hetero.json 32 --profile=models/gpt2-amp.profile.json
+gpt2-amp.json amp-homo-4xg4dn.json 32 --profile=models/gpt2-amp.profile.json
+transgan-amp.json amp-4xp3.json 64 --profile=models/transgan-amp.profile.json
+gpt-1.1b.json pipette-mid-16x8-v100.json 128
+gpt-11.1b.json pipette-high-16x8-a100.json 256
+gpt-8.3b.json pipette-real-16x8-a100.json 128
+llama2-7b.json hethub-mix-2amd+10acc.json 192
+SETUPS
+
 # --- expand and describe
 expect expand_repeat 0 '"name":	"block.1"' -- $H expand --model $T/model.json
 expect expand_transformer 0 '"name":	"final_norm"' -- $H expand --model models/llama2-7b.json

@@ -1,0 +1,203 @@
+/* solver_sa.c -- `sa`: simulated annealing over the whole plan. A state is a
+ * configuration (pp, tp, dp, mbs), an order of the TP groups over the slots, the stage
+ * boundaries, and the recompute and sharding flags. Moves: Pipette's placement moves
+ * (swap, migrate, reverse) and AMP's configuration moves (another (pp, tp, dp), another
+ * micro-batch size), each followed by the layer DP (boundaries, per-stage flags); and,
+ * with the boundaries kept, toggling one layer's sharding or one stage's recompute. The
+ * evaluator scores every state (a state that does not fit is penalised, never returned).
+ * A worse state is accepted with probability exp(-delta / (T * current)): the size of
+ * the worsening counts (unlike Pipette's acceptance). T falls geometrically from 0.05 to
+ * 1e-4 over the run. Starts from the `dp` solver's plan. Seeded and deterministic;
+ * --max-work sets the moves (default 3000), --time-limit the wall clock. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+
+#define SA_DEFAULT_MOVES 3000
+#define SA_T0 0.05
+#define SA_T1 1e-4
+
+extern const hp_solver hp_solver_dp;
+
+typedef struct sa_state {
+  int ci;          /* configuration index */
+  int *groups;     /* first device of each TP group of the configuration's tp */
+  int *order;      /* TP group order, ng entries */
+  int ng;
+  hp_plan *pl;
+  double cost;     /* evaluator time, penalised when it does not fit */
+  int fits;
+} sa_state;
+
+static hp_err score(const hp_problem *p, sa_state *st, hp_diag *d)
+{
+  hp_eval e = {0};
+  hp_err err = hp_evaluate(p, st->pl, &e, d);
+  if (!err) {
+    st->fits = e.feasible;
+    st->cost = e.feasible ? e.iteration_time
+                          : e.iteration_time * (2 + e.oom_bytes / e.cap[e.oom_device]);
+  }
+  hp_eval_release(&e);
+  return err;
+}
+
+/* Rebuilds the plan of a state from its configuration and group order, then splits. */
+static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, long *work,
+                      hp_diag *d)
+{
+  hp_dp_opts o;
+  int found = 0;
+  double obj;
+  hp_err err;
+  hp_plan_destroy(&st->pl);
+  if ((err = hp__plan_for(p, &cfg[st->ci], &st->pl, d))) return err;
+  hp__place_groups(st->pl, st->groups, st->order);
+  hp__dp_opts_init(&o);
+  if ((err = hp__dp_split(p, st->pl, &o, &found, &obj, work, d))) return err;
+  if (!found) {                       /* nothing fits: an even split, recomputing */
+    hp_plan_split_even(st->pl);
+    for (int s = 0; s < st->pl->pp; s++) st->pl->recompute[s] = 1;
+  }
+  return score(p, st, d);
+}
+
+static void placement_move(int *order, int n, hp_rng *rng)
+{
+  int kind = hp__rng_int(rng, 3), i = hp__rng_int(rng, n), j = hp__rng_int(rng, n), t;
+  if (i == j) j = (i + 1) % n;
+  if (kind == 0) {
+    t = order[i]; order[i] = order[j]; order[j] = t;
+  } else if (kind == 1) {
+    t = order[i];
+    if (i < j) memmove(&order[i], &order[i + 1], (size_t)(j - i) * sizeof *order);
+    else memmove(&order[j + 1], &order[j], (size_t)(i - j) * sizeof *order);
+    order[j] = t;
+  } else {
+    int a = i < j ? i : j, b = i < j ? j : i;
+    for (; a < b; a++, b--) { t = order[a]; order[a] = order[b]; order[b] = t; }
+  }
+}
+
+static int config_index(const hp_config *cfg, int n, const hp_plan *pl)
+{
+  for (int i = 0; i < n; i++)
+    if (cfg[i].pp == pl->pp && cfg[i].tp == pl->tp && cfg[i].dp == pl->dp && cfg[i].mbs == pl->mbs)
+      return i;
+  return 0;
+}
+
+static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
+                       hp_result *out, hp_diag *d)
+{
+  int D = prob->cluster->n_devices;
+  hp_config *cfg = NULL;
+  int n = hp__configs(prob, &cfg);
+  long moves = lim->max_work > 0 ? lim->max_work : SA_DEFAULT_MOVES;
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  sa_state cur = {0}, cand = {0};
+  hp_result seed_res;
+  hp_limits seed_lim = *lim;
+  hp_rng rng;
+  hp_err err = HP_OK;
+
+  hp_result_init(&seed_res);
+  cur.order = hp__calloc((size_t)D, sizeof *cur.order);
+  cand.order = hp__calloc((size_t)D, sizeof *cand.order);
+  cur.groups = hp__calloc((size_t)D, sizeof *cur.groups);
+  cand.groups = hp__calloc((size_t)D, sizeof *cand.groups);
+  if (n < 0 || !cur.groups || !cand.groups || !cur.order || !cand.order) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  snprintf(out->space, sizeof out->space, "simulated annealing over configuration, placement, "
+           "sharding and recompute");
+  if (n == 0) { out->status = HP_SOL_INFEASIBLE; goto done; }
+  hp__rng_seed(&rng, lim->seed);
+
+  /* the start: the given plan, else the dp solver's */
+  seed_lim.top = 1;
+  seed_lim.keep_rejected = 0;
+  if (start && hp_plan_validate(prob, start, NULL) == HP_OK) {
+    hp_plan_copy(&seed_res.plan, start, d);
+  } else if ((err = hp_solver_dp.solve(prob, NULL, &seed_lim, &seed_res, d))) {
+    goto done;
+  }
+  if (seed_res.plan) {
+    cur.pl = seed_res.plan;
+    seed_res.plan = NULL;
+    cur.ci = config_index(cfg, n, cur.pl);
+    /* recover the group order from the placement */
+    cur.ng = hp__tp_groups(prob, cur.pl->tp, cur.groups);
+    for (int i = 0; i < cur.pl->pp * cur.pl->dp; i++)
+      for (int g = 0; g < cur.ng; g++)
+        if (cur.groups[g] == cur.pl->dev[i * cur.pl->tp]) cur.order[i] = g;
+    if ((err = score(prob, &cur, d))) goto done;
+  } else {
+    cur.ci = hp__rng_int(&rng, n);
+    cur.ng = hp__tp_groups(prob, cfg[cur.ci].tp, cur.groups);
+    for (int i = 0; i < cur.ng; i++) cur.order[i] = i;
+    if ((err = rebuild(prob, cfg, &cur, &out->work, d))) goto done;
+  }
+  if (cur.fits && (err = hp__score_offer(prob, lim, cur.pl, out, d))) goto done;
+
+  for (long k = 0; k < moves && hp__now() < deadline; k++) {
+    double temp = SA_T0 * pow(SA_T1 / SA_T0, (double)k / (double)moves);
+    int kind = hp__rng_int(&rng, 10);
+    cand.ci = cur.ci;
+    cand.ng = cur.ng;
+    memcpy(cand.order, cur.order, (size_t)cur.ng * sizeof *cur.order);
+    memcpy(cand.groups, cur.groups, (size_t)cur.ng * sizeof *cur.groups);
+    hp_plan_destroy(&cand.pl);
+    if (kind < 4 && cur.ng > 1) {                         /* placement */
+      placement_move(cand.order, cand.ng, &rng);
+      err = rebuild(prob, cfg, &cand, &out->work, d);
+    } else if (kind < 6) {                                /* configuration */
+      cand.ci = hp__rng_int(&rng, n);
+      if (cfg[cand.ci].tp != cfg[cur.ci].tp) {            /* new groups, Megatron order */
+        cand.ng = hp__tp_groups(prob, cfg[cand.ci].tp, cand.groups);
+        for (int i = 0; i < cand.ng; i++) cand.order[i] = i;
+      }
+      err = rebuild(prob, cfg, &cand, &out->work, d);
+    } else {                                              /* flags, boundaries kept */
+      if ((err = hp_plan_copy(&cand.pl, cur.pl, d))) break;
+      if (kind < 8 && cand.pl->dp > 1) {
+        int l = hp__rng_int(&rng, cand.pl->n_layers);
+        cand.pl->zdp[l] = !cand.pl->zdp[l];
+      } else {
+        int s = hp__rng_int(&rng, cand.pl->pp);
+        cand.pl->recompute[s] = !cand.pl->recompute[s];
+      }
+      err = score(prob, &cand, d);
+    }
+    if (err) break;
+    out->work++;
+    double delta = cand.cost - cur.cost;
+    if (delta <= 0 || hp__rng_unit(&rng) < exp(-delta / (temp * cur.cost))) {
+      sa_state t = cur;
+      cur = cand;
+      cand = t;
+      if (cur.fits && cur.cost < out->objective && (err = hp__score_offer(prob, lim, cur.pl, out, d)))
+        break;
+    }
+  }
+done:
+  free(cfg);
+  free(cur.groups);
+  free(cand.groups);
+  free(cur.order);
+  free(cand.order);
+  hp_plan_destroy(&cur.pl);
+  hp_plan_destroy(&cand.pl);
+  hp_result_release(&seed_res);
+  if (!err && !out->plan && out->status != HP_SOL_INFEASIBLE) out->status = HP_SOL_NONE;
+  return err;
+}
+
+const hp_solver hp_solver_sa = {
+  .name = "sa",
+  .desc = "simulated annealing over configuration, placement (Pipette's moves), sharding and "
+          "recompute, with the layer DP inside; starts from dp",
+  .flags = 0,
+  .solve = sa_solve,
+};
