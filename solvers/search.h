@@ -48,6 +48,17 @@ int hp__rng_int(hp_rng *r, int n);
 /* Uniform in [0, 1). */
 double hp__rng_unit(hp_rng *r);
 
+/* Next lexicographic permutation of a[0..n-1]; 0 after the last. */
+int hp__next_perm(int *a, int n);
+/* Next set of stage starts first[1..pp-1], strictly increasing in 1..L-1 (first[0] = 0
+ * untouched); 0 after the last. Start from first[s] = s. */
+int hp__next_cuts(int *first, int pp, int L);
+/* Fisher-Yates shuffle. */
+void hp__shuffle(int *a, int n, hp_rng *rng);
+/* One of Pipette's placement moves on an order of n >= 2 TP groups, chosen uniformly:
+ * swap two, migrate one (take it out, insert it elsewhere), reverse a segment. */
+void hp__placement_move(int *order, int n, hp_rng *rng);
+
 /* The TP groups of a degree tp: tp consecutive GPUs of one node, in device order;
  * writes D / tp first-device ids into `first` and returns their count. */
 int hp__tp_groups(const hp_problem *p, int tp, int *first);

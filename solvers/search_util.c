@@ -2,6 +2,7 @@
  * placements built from them, an exact min-max contiguous split, and scoring. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "search.h"
 
@@ -18,6 +19,53 @@ unsigned long long hp__rng_next(hp_rng *r)
 int hp__rng_int(hp_rng *r, int n) { return (int)(hp__rng_next(r) % (unsigned long long)n); }
 
 double hp__rng_unit(hp_rng *r) { return (double)(hp__rng_next(r) >> 11) * 0x1.0p-53; }
+
+int hp__next_perm(int *a, int n)
+{
+  int i = n - 2, j = n - 1, t;
+  while (i >= 0 && a[i] >= a[i + 1]) i--;
+  if (i < 0) return 0;
+  while (a[j] <= a[i]) j--;
+  t = a[i]; a[i] = a[j]; a[j] = t;
+  for (int l = i + 1, r = n - 1; l < r; l++, r--) { t = a[l]; a[l] = a[r]; a[r] = t; }
+  return 1;
+}
+
+int hp__next_cuts(int *first, int pp, int L)
+{
+  int i = pp - 1;
+  while (i >= 1 && first[i] == L - (pp - i)) i--;
+  if (i < 1) return 0;
+  first[i]++;
+  for (int k = i + 1; k < pp; k++) first[k] = first[k - 1] + 1;
+  return 1;
+}
+
+void hp__shuffle(int *a, int n, hp_rng *rng)
+{
+  for (int i = n - 1; i > 0; i--) {
+    int j = hp__rng_int(rng, i + 1), t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+  }
+}
+
+void hp__placement_move(int *order, int n, hp_rng *rng)
+{
+  int kind = hp__rng_int(rng, 3), i = hp__rng_int(rng, n), j = hp__rng_int(rng, n), t;
+  if (i == j) j = (i + 1) % n;
+  if (kind == 0) {
+    t = order[i]; order[i] = order[j]; order[j] = t;
+  } else if (kind == 1) {
+    t = order[i];
+    if (i < j) memmove(&order[i], &order[i + 1], (size_t)(j - i) * sizeof *order);
+    else memmove(&order[j + 1], &order[j], (size_t)(i - j) * sizeof *order);
+    order[j] = t;
+  } else {
+    int a = i < j ? i : j, b = i < j ? j : i;
+    for (; a < b; a++, b--) { t = order[a]; order[a] = order[b]; order[b] = t; }
+  }
+}
 
 int hp__tp_groups(const hp_problem *p, int tp, int *first)
 {

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../src/internal.h"
+#include "search.h"
 
 #define ENUM_DEFAULT_MAX 2000000.0
 
@@ -53,29 +53,6 @@ static double space_size(const hp_problem *p, const int *deg, int n_deg)
              * (dp > 1 ? pow(2, L) : 1);
   }
   return total;
-}
-
-/* Next lexicographic permutation; 0 after the last. */
-static int next_perm(int *a, int n)
-{
-  int i = n - 2, j = n - 1;
-  while (i >= 0 && a[i] >= a[i + 1]) i--;
-  if (i < 0) return 0;
-  while (a[j] <= a[i]) j--;
-  int t = a[i]; a[i] = a[j]; a[j] = t;
-  for (int l = i + 1, r = n - 1; l < r; l++, r--) { t = a[l]; a[l] = a[r]; a[r] = t; }
-  return 1;
-}
-
-/* Next set of stage starts first[1..pp-1], strictly increasing in 1..L-1; 0 after the last. */
-static int next_cuts(int *first, int pp, int L)
-{
-  int i = pp - 1;
-  while (i >= 1 && first[i] == L - (pp - i)) i--;
-  if (i < 1) return 0;
-  first[i]++;
-  for (int k = i + 1; k < pp; k++) first[k] = first[k - 1] + 1;
-  return 1;
 }
 
 static int tp_groups_in_nodes(const hp_problem *p, const hp_plan *pl)
@@ -133,8 +110,8 @@ static hp_err enum_config(enum_state *st, int pp, int tp, int dp, int mbs, hp_di
       if (!tp_groups_in_nodes(p, pl)) continue;
       HP_TRY(try_flags(st, pl, d));
       if (st->timed_out) goto done;
-    } while (next_perm(pl->dev, D));
-  } while (next_cuts(pl->first, pp, L));
+    } while (hp__next_perm(pl->dev, D));
+  } while (hp__next_cuts(pl->first, pp, L));
 done:
   hp_plan_destroy(&pl);
   return err;

@@ -12,18 +12,6 @@
 
 #include "search.h"
 
-/* Next permutation of a[0..n-1]; 0 after the last. */
-static int next_perm(int *a, int n)
-{
-  int i = n - 2, j = n - 1;
-  while (i >= 0 && a[i] >= a[i + 1]) i--;
-  if (i < 0) return 0;
-  while (a[j] <= a[i]) j--;
-  int t = a[i]; a[i] = a[j]; a[j] = t;
-  for (int l = i + 1, r = n - 1; l < r; l++, r--) { t = a[l]; a[l] = a[r]; a[r] = t; }
-  return 1;
-}
-
 /* Splits layers so that stage s gets a share of the FLOPs proportional to speed[s]. */
 static void split_by_speed(hp_plan *pl, const hp_model *m, const double *speed)
 {
@@ -91,7 +79,7 @@ static hp_err hethub_solve(const hp_problem *prob, const hp_plan *start, const h
         err = hp__score_offer(prob, lim, pl, out, d);
         out->work++;
         hp_plan_destroy(&pl);
-      } while (!err && next_perm(perm, nt));
+      } while (!err && hp__next_perm(perm, nt));
     }
 done:
   free(cfg);

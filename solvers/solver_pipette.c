@@ -15,24 +15,6 @@
 
 #define PIPETTE_DEFAULT_MOVES 2000
 
-/* One of Pipette's moves on the order of TP groups. */
-static void move(int *order, int n, hp_rng *rng)
-{
-  int kind = hp__rng_int(rng, 3), i = hp__rng_int(rng, n), j = hp__rng_int(rng, n), t;
-  if (i == j) j = (i + 1) % n;
-  if (kind == 0) {                       /* swap */
-    t = order[i]; order[i] = order[j]; order[j] = t;
-  } else if (kind == 1) {                /* migrate: take out at i, insert at j */
-    t = order[i];
-    if (i < j) memmove(&order[i], &order[i + 1], (size_t)(j - i) * sizeof *order);
-    else memmove(&order[j + 1], &order[j], (size_t)(i - j) * sizeof *order);
-    order[j] = t;
-  } else {                               /* reverse order[min..max] */
-    int a = i < j ? i : j, b = i < j ? j : i;
-    for (; a < b; a++, b--) { t = order[a]; order[a] = order[b]; order[b] = t; }
-  }
-}
-
 /* Evaluator time of a placement, or +inf-like penalty when it does not fit. */
 static hp_err score(const hp_problem *p, hp_plan *pl, const int *groups, const int *order,
                     double *t, int *fits, hp_diag *d)
@@ -94,7 +76,7 @@ static hp_err pipette_solve(const hp_problem *prob, const hp_plan *start, const 
       double t_best = t_cur;
       for (long k = 0; k < moves && !err && ng > 1 && hp__now() < deadline; k++) {
         memcpy(cand, cur, (size_t)ng * sizeof *cur);
-        move(cand, ng, &rng);
+        hp__placement_move(cand, ng, &rng);
         if ((err = score(prob, pl, groups, cand, &t_c, &cfits, d))) break;
         out->work++;
         if (t_c <= t_cur || hp__rng_unit(&rng) < temp) {

@@ -8,15 +8,6 @@
 
 #define RANDOM_DEFAULT_N 1000
 
-static void shuffle(int *a, int n, hp_rng *rng)
-{
-  for (int i = n - 1; i > 0; i--) {
-    int j = hp__rng_int(rng, i + 1), t = a[i];
-    a[i] = a[j];
-    a[j] = t;
-  }
-}
-
 hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_plan **out,
                        hp_diag *d)
 {
@@ -28,7 +19,7 @@ hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_
   if ((err = hp__plan_for(p, c, out, d))) goto done;
   hp__tp_groups(p, c->tp, groups);
   for (int i = 0; i < ng; i++) order[i] = i;
-  shuffle(order, ng, rng);
+  hp__shuffle(order, ng, rng);
   hp__place_groups(*out, groups, order);
   /* pp - 1 distinct cut positions among 1..L-1, in order */
   for (int i = 0; i < L - 1; i++) cuts[i] = i + 1;

@@ -65,23 +65,6 @@ static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, l
   return score(p, st, d);
 }
 
-static void placement_move(int *order, int n, hp_rng *rng)
-{
-  int kind = hp__rng_int(rng, 3), i = hp__rng_int(rng, n), j = hp__rng_int(rng, n), t;
-  if (i == j) j = (i + 1) % n;
-  if (kind == 0) {
-    t = order[i]; order[i] = order[j]; order[j] = t;
-  } else if (kind == 1) {
-    t = order[i];
-    if (i < j) memmove(&order[i], &order[i + 1], (size_t)(j - i) * sizeof *order);
-    else memmove(&order[j + 1], &order[j], (size_t)(i - j) * sizeof *order);
-    order[j] = t;
-  } else {
-    int a = i < j ? i : j, b = i < j ? j : i;
-    for (; a < b; a++, b--) { t = order[a]; order[a] = order[b]; order[b] = t; }
-  }
-}
-
 static int config_index(const hp_config *cfg, int n, const hp_plan *pl)
 {
   for (int i = 0; i < n; i++)
@@ -150,7 +133,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     memcpy(cand.groups, cur.groups, (size_t)cur.ng * sizeof *cur.groups);
     hp_plan_destroy(&cand.pl);
     if (kind < 4 && cur.ng > 1) {                         /* placement */
-      placement_move(cand.order, cand.ng, &rng);
+      hp__placement_move(cand.order, cand.ng, &rng);
       err = rebuild(prob, cfg, &cand, &out->work, d);
     } else if (kind < 6) {                                /* configuration */
       cand.ci = hp__rng_int(&rng, n);

@@ -42,6 +42,21 @@ hp_problem *fx_problem(const char *model, const char *cluster, const char *profi
   return p;
 }
 
+hp_problem *fx_load(const char *model, const char *cluster, const char *profile, long gbs)
+{
+  hp_diag d = {0};
+  hp_model *m = NULL;
+  hp_cluster *c = NULL;
+  hp_profile *pr = NULL;
+  hp_problem *p = NULL;
+  hp_job job = { gbs, HP_1F1B };
+  if (hp_model_load(model, &m, &d)) die("model", &d);
+  if (hp_cluster_load(cluster, &c, &d)) die("cluster", &d);
+  if (profile && hp_profile_load(profile, &pr, &d)) die("profile", &d);
+  if (hp_problem_create(&p, m, c, pr, job, &d)) die("problem", &d);
+  return p;
+}
+
 hp_plan *fx_plan(const hp_problem *p, const char *plan_json)
 {
   hp_diag d = {0};

@@ -9,6 +9,8 @@
 hp_problem *fx_problem(const char *model, const char *cluster, const char *profile,
                        long gbs, hp_schedule sched);
 hp_plan *fx_plan(const hp_problem *p, const char *plan_json);
+/* The same from files (paths from the repository root; profile may be NULL). */
+hp_problem *fx_load(const char *model, const char *cluster, const char *profile, long gbs);
 
 /* The tiny model and cluster of examples/tiny, inline. */
 extern const char fx_tiny_model[];

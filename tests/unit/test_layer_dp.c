@@ -35,16 +35,6 @@ static const char *cluster(double mem_gib)
   return cluster_buf;
 }
 
-static int next_cuts(int *first, int pp, int L)
-{
-  int i = pp - 1;
-  while (i >= 1 && first[i] == L - (pp - i)) i--;
-  if (i < 1) return 0;
-  first[i]++;
-  for (int k = i + 1; k < pp; k++) first[k] = first[k - 1] + 1;
-  return 1;
-}
-
 /* Minimum evaluator time over all partitions and per-stage (recompute, sharding). */
 static double brute(const hp_problem *p, hp_plan *pl, long *fitting)
 {
@@ -71,7 +61,7 @@ static double brute(const hp_problem *p, hp_plan *pl, long *fitting)
       }
       hp_eval_release(&e);
     }
-  } while (next_cuts(pl->first, pl->pp, L));
+  } while (hp__next_cuts(pl->first, pl->pp, L));
   return best;
 }
 

@@ -10,26 +10,9 @@
 #define GIB 1073741824.0
 #define REL 1e-9
 
-static hp_problem *load(const char *model, const char *cluster, const char *profile, long gbs)
-{
-  hp_diag d = {0};
-  hp_model *m = NULL;
-  hp_cluster *c = NULL;
-  hp_profile *p = NULL;
-  hp_problem *prob = NULL;
-  hp_job job = { gbs, HP_1F1B };
-  if (hp_model_load(model, &m, &d) || hp_cluster_load(cluster, &c, &d) ||
-      (profile && hp_profile_load(profile, &p, &d)) ||
-      hp_problem_create(&prob, m, c, p, job, &d)) {
-    fprintf(stderr, "cannot load the bundled set-up: %s\n", d.msg);
-    exit(3);
-  }
-  return prob;
-}
-
 TEST(models_amp_gpt2_four_stage_plan_matches_hand_computation)
 {
-  hp_problem *p = load("models/gpt2-amp.json", "models/amp-hetero.json",
+  hp_problem *p = fx_load("models/gpt2-amp.json", "models/amp-hetero.json",
                        "models/gpt2-amp.profile.json", 32);
   hp_diag d = {0};
   hp_plan *pl = NULL;
