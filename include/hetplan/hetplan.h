@@ -10,6 +10,7 @@
 #include "hp_solver.h"
 #include "hp_io.h"
 #include "hp_transformer.h"
+#include "hp_sim.h"
 
 #define HETPLAN_VERSION "0.1.0"
 

@@ -1,0 +1,49 @@
+/* hp_sim.h -- the discrete-event pipeline simulator: the second opinion on a plan's
+ * iteration time (docs/simulator.md). Durations are the cost model's; the simulator
+ * adds the schedule's order, per-link serialisation and overlap. */
+#ifndef HP_SIM_H
+#define HP_SIM_H
+
+#include "hp_plan.h"
+
+typedef enum {
+  HP_EV_FWD = 0,       /* forward of a micro-batch on a slot (with its ZeRO-3 gather) */
+  HP_EV_BWD,           /* backward (with recomputation and its gather) */
+  HP_EV_SEND_ACT,      /* activation transfer from (s, r) to (s+1, r) */
+  HP_EV_SEND_GRAD,     /* gradient transfer from (s, r) to (s-1, r) */
+  HP_EV_ALLREDUCE      /* stage s's gradient sync over its replica group */
+} hp_ev_kind;
+
+/* One interval of the timeline. For transfers, (stage, replica) is the sender. For an
+ * all-reduce, replica is -1. */
+typedef struct hp_sim_event {
+  hp_ev_kind kind;
+  int stage, replica, micro;   /* micro is -1 for an all-reduce */
+  double start, end;           /* seconds from the iteration's start */
+} hp_sim_event;
+
+typedef struct hp_sim {
+  double iteration_time;       /* the last event's end */
+  int n_events;
+  hp_sim_event *events;        /* in start order */
+  int pp, dp, n_devices;
+  double *busy;                /* [n_devices] compute time (forward, backward, gathers) */
+  double bubble;               /* 1 - sum busy / (devices x iteration time) */
+  int *peak_inflight;          /* [pp] most micro-batches forwarded, not yet backwarded, on any replica */
+} hp_sim;
+
+void hp_sim_release(hp_sim *s);
+
+/* Simulates one iteration of a valid plan. `s` must be zeroed or released. The plan is
+ * checked as by hp_evaluate; memory does not matter here. */
+hp_err hp_simulate(const hp_problem *prob, const hp_plan *plan, hp_sim *s, hp_diag *d);
+
+/* The simulation as an SVG Gantt chart, one row per device (malloc'd, caller frees). */
+hp_err hp_sim_svg(const hp_problem *prob, const hp_plan *plan, const hp_sim *s, char **out,
+                  hp_diag *d);
+
+/* The plan's placement as an SVG: nodes and devices coloured by stage, replica and TP
+ * rank labelled, hand-off links drawn (malloc'd, caller frees). */
+hp_err hp_plan_svg(const hp_problem *prob, const hp_plan *plan, char **out, hp_diag *d);
+
+#endif
