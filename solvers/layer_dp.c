@@ -219,7 +219,7 @@ static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_term
   double zb = c->zpre[j + 1] - c->zpre[i], gb = c->gpre[j + 1] - c->gpre[i];
   for (int z = 0; z <= (c->o->allow_zdp && dp > 1); z++)
     for (int rec = 0; rec <= c->o->allow_recompute; rec++) {
-      double mem = hp__mem_total(z ? mz : mdp, hp__inflight(pl, s), pl->mbs, dp, rec);
+      double mem = hp__mem_total(z ? mz : mdp, hp_inflight(pl, s), pl->mbs, dp, rec);
       if (!c->o->ignore_memory && mem > c->cap[s]) continue;
       option *op = &out[n++];
       op->t = base * (rec ? 1.0 + 1.0 / 3.0 : 1.0) + (z ? hp__gather_time(zb, dp, c->bdp[s]) : 0);

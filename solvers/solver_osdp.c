@@ -96,7 +96,7 @@ static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes, in
     if (t->mem - t->reserved < o.cap) o.cap = t->mem - t->reserved;
   }
   for (int l = 0; l < L; l++) hp__mem_add(prob, l, 1, pl->mbs, 0, &mt);
-  o.fixed_mem = hp__mem_total(&mt, hp__inflight(pl, 0), pl->mbs, dp, 0) - mt.states_dp;
+  o.fixed_mem = hp__mem_total(&mt, hp_inflight(pl, 0), pl->mbs, dp, 0) - mt.states_dp;
   for (int l = 0; l < L; l++) {
     const hp_layer *ly = &m->layers[l];
     o.states[l] = m->state_bytes * ly->params;

@@ -55,7 +55,7 @@ double hp__mem_total(const hp_mem_terms *m, long inflight, int mbs, int dp, int 
   return m->states_dp + m->states_z / dp + m->gather + act + m->work;
 }
 
-long hp__inflight(const hp_plan *plan, int s)
+long hp_inflight(const hp_plan *plan, int s)
 {
   if (plan->schedule == HP_GPIPE) return plan->gas;
   return plan->pp - s < plan->gas ? plan->pp - s : plan->gas;
@@ -228,7 +228,7 @@ hp_err hp_evaluate(const hp_problem *prob, const hp_plan *plan, hp_eval *e, hp_d
     }
     e->gather[s] = hp__gather_time(zbytes, dp, e->bdp[s]);
     e->sync[s] = hp__sync_time(G, Gz, dp, e->bdp[s], e->latdp[s]);
-    e->stage_mem[s] = hp__mem_total(&mt, hp__inflight(plan, s), mbs, dp, plan->recompute[s]);
+    e->stage_mem[s] = hp__mem_total(&mt, hp_inflight(plan, s), mbs, dp, plan->recompute[s]);
   }
 
   /* Per slot: compute, stage time, hand-off; per replica: the pipeline time. */

@@ -19,6 +19,13 @@ double hp__now(void);
  * `out` (3 ints each) and returns how many there are. */
 int hp__degrees(const hp_problem *p, int *out, int cap);
 
+/* A growing string for writers (SVG): printf-style appends; `failed` records running
+ * out of memory once, after which appends do nothing. */
+typedef struct hp_sb { char *s; size_t len, cap; int failed; } hp_sb;
+void hp__sb_printf(hp_sb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends text with XML's special characters escaped. */
+void hp__sb_xml(hp_sb *b, const char *text);
+
 /* --- Pieces of the cost model (evaluate.c), shared with the search so that each formula
  * has one implementation. */
 
@@ -37,8 +44,6 @@ typedef struct hp_mem_terms {
 void hp__mem_add(const hp_problem *p, int l, int tp, int mbs, int zdp, hp_mem_terms *m);
 /* M without the reserve for a stage with these terms. */
 double hp__mem_total(const hp_mem_terms *m, long inflight, int mbs, int dp, int recompute);
-/* In-flight micro-batches of stage s (min(pp - s, gas) for 1F1B, gas for GPipe). */
-long hp__inflight(const hp_plan *plan, int s);
 
 /* Smallest bandwidth and largest latency inside slot (s, r)'s TP group (INFINITY and 0
  * when tp = 1), and on the hand-off lanes from (s, r) to (s + 1, r). */

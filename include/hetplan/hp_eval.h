@@ -39,6 +39,10 @@ typedef struct hp_eval {
 
 void hp_eval_release(hp_eval *e);
 
+/* Micro-batches in flight on stage s, as the memory model counts them: min(pp - s, gas)
+ * for 1F1B, gas for GPipe (cost-model.md 4). */
+long hp_inflight(const hp_plan *plan, int s);
+
 /* Scores a plan. Validates it first (hp_plan_validate): an invalid plan returns
  * HP_PLAN. A plan that does not fit in memory is scored all the same and returns HP_OK
  * with e->feasible = 0. `e` must be zeroed or released before the call. */

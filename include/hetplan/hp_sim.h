@@ -46,4 +46,24 @@ hp_err hp_sim_svg(const hp_problem *prob, const hp_plan *plan, const hp_sim *s, 
  * rank labelled, hand-off links drawn (malloc'd, caller frees). */
 hp_err hp_plan_svg(const hp_problem *prob, const hp_plan *plan, char **out, hp_diag *d);
 
+/* The analytic-versus-simulated cross-check: `samples` random valid plans of the search
+ * space (seeded) and the `dp` solver's 10 best, each scored by the evaluator and by the
+ * simulator (memory is not considered). */
+typedef struct hp_crosscheck {
+  int n;
+  double *analytic, *simulated;   /* [n] iteration times */
+  double mape;                    /* mean |analytic - simulated| / simulated */
+  double spearman;                /* rank correlation of the two */
+  int worst;                      /* index of the largest relative error */
+  hp_plan **plans;                /* [n] owned */
+} hp_crosscheck;
+
+hp_err hp_crosscheck_run(const hp_problem *prob, long samples, unsigned long seed,
+                         hp_crosscheck *out, hp_diag *d);
+void hp_crosscheck_release(hp_crosscheck *c);
+
+/* Spearman's rank correlation of two series (ties get their mean rank); 0 if either is
+ * constant. */
+double hp_spearman(const double *x, const double *y, int n);
+
 #endif

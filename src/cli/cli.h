@@ -24,6 +24,8 @@ typedef struct cli_opts {
   int json, help, show_rejected;
   int top;
   const char *solvers;   /* compare: comma-separated names */
+  const char *svg;       /* simulate, draw: where to write the picture */
+  long samples;          /* validate: random plans to score */
   double time_limit;
   unsigned long seed;
   long max_work;
@@ -52,6 +54,12 @@ int cmd_plan(int argc, char **argv);
 int cmd_solvers(int argc, char **argv);
 int cmd_describe(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+int cmd_draw(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+
+/* Loads the problem and the plan of --plan; prints errors; 0 or an exit code. */
+int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **plan);
 
 /* Lowest free fraction of any device's memory, (capacity - M) / capacity. */
 double cli_headroom(const hp_eval *e);

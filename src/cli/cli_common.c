@@ -71,6 +71,7 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
   o->gbs = -1;
   o->seed = 1;
   o->top = 1;
+  o->samples = 200;
   for (int i = first; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
     char name[64];
@@ -101,6 +102,11 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     else if (!strcmp(name, "out")) o->out = val;
     else if (!strcmp(name, "solver")) o->solver = val;
     else if (!strcmp(name, "solvers")) o->solvers = val;
+    else if (!strcmp(name, "svg")) o->svg = val;
+    else if (!strcmp(name, "samples")) {
+      if (parse_long(val, 1, &o->samples) || o->samples > 100000)
+        return usage_error(cmd, "--samples: expected an integer in 1..100000, got '%s'", val);
+    }
     else if (!strcmp(name, "top")) {
       long k;
       if (parse_long(val, 1, &k) || k > 1000)
@@ -193,4 +199,22 @@ double cli_headroom(const hp_eval *e)
   for (int d = 0; d < e->n_devices; d++)
     if ((e->cap[d] - e->mem[d]) / e->cap[d] < h) h = (e->cap[d] - e->mem[d]) / e->cap[d];
   return h;
+}
+
+int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **plan)
+{
+  hp_diag d;
+  hp_err err;
+  int rc;
+  *prob = NULL;
+  *plan = NULL;
+  if (!o->plan) return usage_error(cmd, "missing --plan FILE");
+  if ((rc = cli_load_problem(o, cmd, prob))) return rc;
+  cli_diag_init(&d);
+  if ((err = hp_plan_load(o->plan, *prob, plan, &d)) || (err = hp_plan_validate(*prob, *plan, &d))) {
+    hp_problem_destroy(prob);
+    hp_plan_destroy(plan);
+    return cli_fail(&d, err);
+  }
+  return EXIT_OK_;
 }

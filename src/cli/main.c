@@ -14,6 +14,9 @@ static const char usage[] =
   "  evaluate   score a plan: per-stage and per-replica times, sync, memory\n"
   "  plan       search for the best plan with a solver and write the plan file\n"
   "  compare    run several solvers on one instance and print one table\n"
+  "  simulate   simulate a plan's iteration event by event (--svg: a Gantt chart)\n"
+  "  draw       draw a plan's placement on the cluster as SVG\n"
+  "  validate   score many plans by the formula and by simulation; compare the two\n"
   "  expand     print a model's explicit layer list (expands \"transformer\")\n"
   "  describe   check and summarise model, cluster and profile files\n"
   "  solvers    list the solvers built in\n"
@@ -41,6 +44,9 @@ int main(int argc, char **argv)
   if (!strcmp(cmd, "solvers")) return cmd_solvers(argc, argv);
   if (!strcmp(cmd, "describe")) return cmd_describe(argc, argv);
   if (!strcmp(cmd, "compare")) return cmd_compare(argc, argv);
+  if (!strcmp(cmd, "simulate")) return cmd_simulate(argc, argv);
+  if (!strcmp(cmd, "draw")) return cmd_draw(argc, argv);
+  if (!strcmp(cmd, "validate")) return cmd_validate(argc, argv);
   fprintf(stderr, "hetplan: unknown command '%s'\n\n%s", cmd, usage);
   return EXIT_USAGE;
 }

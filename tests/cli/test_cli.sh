@@ -103,6 +103,28 @@ gpt-8.3b.json pipette-real-16x8-a100.json 128
 llama2-7b.json hethub-mix-2amd+10acc.json 192
 SETUPS
 
+# --- simulate, draw, validate; the SVGs rendered by a real renderer (librsvg2-bin)
+SIMP=(--model models/gpt2-amp.json --cluster models/amp-hetero.json --profile models/gpt2-amp.profile.json --gbs 32 --plan examples/amp-gpt2-hetero-4stage.plan.json)
+expect simulate_text 0 "iteration time  simulated 0.967473 s, formula 1.001686 s (-3.42 %)" -- $H simulate "${SIMP[@]}"
+expect simulate_inflight 0 "    0               4             4" -- $H simulate "${SIMP[@]}"
+expect simulate_json 0 '"kind": "all-reduce", "stage": 3' -- $H simulate "${SIMP[@]}" --json
+expect simulate_tiny_gpipe 0 "simulated" -- $H simulate --model $T/model.json --cluster $T/cluster.json --gbs 8 --schedule gpipe --plan <(sed 's/"1f1b"/"gpipe"/' $T/plan.json)
+expect simulate_svg 0 "wrote $tmp/gantt.svg" -- $H simulate "${SIMP[@]}" --svg $tmp/gantt.svg
+expect draw_svg 0 "wrote $tmp/place.svg" -- $H draw "${SIMP[@]}" --svg $tmp/place.svg
+expect draw_needs_svg 2 "missing --svg FILE" -- $H draw "${SIMP[@]}"
+for f in gantt place; do
+  if ! command -v rsvg-convert >/dev/null; then bad "render_$f" "rsvg-convert is missing: run ./scripts/install-deps.sh"; continue; fi
+  if rsvg-convert "$tmp/$f.svg" -o "$tmp/$f.png" 2>"$tmp/$f.err" && [ -s "$tmp/$f.png" ] &&
+     [ "$(head -c 8 "$tmp/$f.png" | od -An -tx1 | tr -d ' ')" = "89504e470d0a1a0a" ]; then ok "render_$f"
+  else bad "render_$f" "$(cat "$tmp/$f.err")"; fi
+done
+# a 64-device Gantt chart stays valid
+$H plan --model models/gpt2-amp.json --cluster <(sed 's/"gpus": 4/"gpus": 16/g' models/amp-homo-4xg4dn.json) --gbs 64 -o $tmp/p64.json 2>/dev/null
+expect simulate_svg_64 0 "wrote $tmp/g64.svg" -- $H simulate --model models/gpt2-amp.json --cluster <(sed 's/"gpus": 4/"gpus": 16/g' models/amp-homo-4xg4dn.json) --gbs 64 --plan $tmp/p64.json --svg $tmp/g64.svg
+if rsvg-convert "$tmp/g64.svg" -o "$tmp/g64.png" 2>/dev/null && [ -s "$tmp/g64.png" ]; then ok render_gantt_64_devices; else bad render_gantt_64_devices "rsvg-convert failed"; fi
+expect validate_amp 0 "Spearman rank correlation" -- $H validate --model models/gpt2-amp.json --cluster models/amp-hetero.json --profile models/gpt2-amp.profile.json --gbs 32 --samples 50
+expect validate_json 0 '"spearman":' -- $H validate "${tiny[@]}" --samples 20 --json
+
 # --- expand and describe
 expect expand_repeat 0 '"name":	"block.1"' -- $H expand --model $T/model.json
 expect expand_transformer 0 '"name":	"final_norm"' -- $H expand --model models/llama2-7b.json

@@ -181,3 +181,42 @@ TEST(simulate_in_flight_matches_the_memory_model_and_allreduce_follows_the_last_
   hp_plan_destroy(&pl);
   hp_problem_destroy(&p);
 }
+
+TEST(spearman_by_hand_with_ties)
+{
+  /* x ranks 1 2 3 4, y ranks 1 3 2 4: d^2 = 0 1 1 0, rho = 1 - 6 * 2 / (4 * 15) = 0.8 */
+  static const double x[] = { 1, 2, 3, 4 }, y[] = { 10, 30, 20, 40 };
+  /* with a tie in y (2.5, 2.5): Pearson on ranks (1, 2, 3, 4) and (1, 2.5, 2.5, 4) */
+  static const double yt[] = { 1, 5, 5, 9 };
+  static const double z[] = { 4, 3, 2, 1 };
+  CHECK_NEAR(hp_spearman(x, y, 4), 0.8, 1e-12);
+  CHECK_NEAR(hp_spearman(x, z, 4), -1.0, 1e-12);
+  /* mean 2.5; sxy = (-1.5)(-1.5) + (-0.5)(0) + (0.5)(0) + (1.5)(1.5) = 4.5;
+   * sxx = 5, syy = 4.5: rho = 4.5 / sqrt(22.5) */
+  CHECK_NEAR(hp_spearman(x, yt, 4), 4.5 / sqrt(22.5), 1e-12);
+}
+
+TEST(crosscheck_agrees_exactly_where_stages_are_equal_and_nothing_is_sent)
+{
+  /* two equal layers, no parameters (no sync), no hand-off bytes: every plan without
+   * recomputation has equal stages, where the simulation must equal the formula; with
+   * recomputation on one stage of two the stages differ and the two may differ */
+  hp_problem *p = two_stage(6, HP_1F1B, 0);
+  hp_crosscheck c;
+  hp_diag d = {0};
+  int equal = 0;
+  CHECK(hp_crosscheck_run(p, 40, 5, &c, &d) == HP_OK);
+  CHECK(c.n >= 40);
+  for (int i = 0; i < c.n; i++) {
+    const hp_plan *pl = c.plans[i];
+    int uniform = 1;
+    for (int s = 1; s < pl->pp; s++) uniform &= pl->recompute[s] == pl->recompute[0];
+    if (!uniform) continue;
+    equal++;
+    CHECK_NEAR(c.simulated[i], c.analytic[i], 1e-12);
+  }
+  CHECK(equal > 0);
+  CHECK(c.spearman > 0.5);
+  hp_crosscheck_release(&c);
+  hp_problem_destroy(&p);
+}
