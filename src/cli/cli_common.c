@@ -77,7 +77,13 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     char name[64];
     if (!strcmp(a, "-h") || !strcmp(a, "--help")) { o->help = 1; continue; }
     if (!strcmp(a, "-o")) a = "--out";
-    if (strncmp(a, "--", 2) != 0) return usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    if (strncmp(a, "--", 2) != 0) {   /* a plan file may be given without --plan */
+      if (a[0] != '-' && allowed_flag(allowed, "plan") && !o->plan) {
+        o->plan = a;
+        continue;
+      }
+      return usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    }
     a += 2;
     const char *eq = strchr(a, '=');
     size_t n = eq ? (size_t)(eq - a) : strlen(a);

@@ -17,7 +17,7 @@ static const char sim_help[] =
   "every event.\n";
 
 static const char draw_help[] =
-  "usage: hetplan draw --model M --cluster C --plan P --gbs N --svg placement.svg\n"
+  "usage: hetplan draw [--plan] P --model M --cluster C --gbs N --svg placement.svg\n"
   "\n"
   "Draws the cluster's nodes and devices, each device coloured by its stage and labelled\n"
   "with its replica (and TP rank), and the hand-off links of every replica.\n";

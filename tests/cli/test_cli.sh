@@ -112,6 +112,8 @@ expect simulate_tiny_gpipe 0 "simulated" -- $H simulate --model $T/model.json --
 expect simulate_svg 0 "wrote $tmp/gantt.svg" -- $H simulate "${SIMP[@]}" --svg $tmp/gantt.svg
 expect draw_svg 0 "wrote $tmp/place.svg" -- $H draw "${SIMP[@]}" --svg $tmp/place.svg
 expect draw_needs_svg 2 "missing --svg FILE" -- $H draw "${SIMP[@]}"
+expect draw_positional_plan 0 "wrote $tmp/place2.svg" -- $H draw examples/amp-gpt2-hetero-4stage.plan.json --model models/gpt2-amp.json --cluster models/amp-hetero.json --gbs 32 --svg $tmp/place2.svg
+expect stray_argument 2 "unexpected argument 'extra'" -- $H plan "${tiny[@]}" extra
 for f in gantt place; do
   if ! command -v rsvg-convert >/dev/null; then bad "render_$f" "rsvg-convert is missing: run ./scripts/install-deps.sh"; continue; fi
   if rsvg-convert "$tmp/$f.svg" -o "$tmp/$f.png" 2>"$tmp/$f.err" && [ -s "$tmp/$f.png" ] &&
