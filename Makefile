@@ -18,7 +18,23 @@ WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-protot
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -Iinclude $(shell pkg-config --cflags libcjson 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm
 
+# The MIP backends are built where their libraries are (Debian: libglpk-dev,
+# coinor-libcbc-dev); GLPK=0 or CBC=0 leaves one out.
+GLPK ?= $(shell test -f /usr/include/glpk.h && echo 1 || echo 0)
+CBC  ?= $(shell pkg-config --exists cbc 2>/dev/null && echo 1 || echo 0)
 LIB_SRCS  := $(wildcard src/*.c formulation/*.c solvers/*.c)
+ifeq ($(GLPK),1)
+CPPFLAGS += -DHP_HAVE_GLPK
+LDLIBS   += -lglpk
+else
+LIB_SRCS := $(filter-out solvers/solver_glpk.c,$(LIB_SRCS))
+endif
+ifeq ($(CBC),1)
+CPPFLAGS += -DHP_HAVE_CBC $(shell pkg-config --cflags cbc | sed 's|-I/usr/include/coin||')
+LDLIBS   += $(shell pkg-config --libs cbc)
+else
+LIB_SRCS := $(filter-out solvers/solver_cbc.c,$(LIB_SRCS))
+endif
 CLI_SRCS  := $(wildcard src/cli/*.c)
 TEST_SRCS := $(wildcard tests/unit/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)

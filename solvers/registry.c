@@ -17,6 +17,13 @@ extern const hp_solver hp_solver_osdp;
 extern const hp_solver hp_solver_pipette;
 extern const hp_solver hp_solver_megatron_params;
 
+#ifdef HP_HAVE_GLPK
+extern const hp_solver hp_solver_glpk;
+#endif
+#ifdef HP_HAVE_CBC
+extern const hp_solver hp_solver_cbc;
+#endif
+
 static const hp_solver *const all_solvers[] = {
   &hp_solver_dp,
   &hp_solver_sa,
@@ -28,6 +35,12 @@ static const hp_solver *const all_solvers[] = {
   &hp_solver_osdp,
   &hp_solver_pipette,
   &hp_solver_random,
+#ifdef HP_HAVE_CBC
+  &hp_solver_cbc,
+#endif
+#ifdef HP_HAVE_GLPK
+  &hp_solver_glpk,
+#endif
   &hp_solver_enum,
   NULL };
 

@@ -81,4 +81,32 @@ hp_err hp__plan_for(const hp_problem *p, const hp_config *c, hp_plan **out, hp_d
  * per layer (solver_random.c). */
 hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_plan **out,
                        hp_diag *d);
+
+/* --- The MIP search shared by the glpk and cbc solvers (mip_search.c). */
+#include "hetplan/hp_mip.h"
+
+typedef struct hp_mip_solution {
+  hp_sol_status status;
+  double obj, bound;      /* bound: the backend's best bound, -INFINITY if none */
+  double *x;              /* [n_cols] malloc'd, NULL without a solution */
+} hp_mip_solution;
+
+/* Solves m within `seconds` (<= 0: no limit) from an optional start (integer columns
+ * set; the backend completes and checks it). */
+typedef hp_err (*hp_mip_backend)(const hp_mip *m, const double *start, const hp_limits *lim,
+                                 double seconds, hp_mip_solution *out, hp_diag *d);
+
+#ifdef HP_HAVE_GLPK
+hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
+                          double seconds, hp_mip_solution *out, hp_diag *d);
+#endif
+#ifdef HP_HAVE_CBC
+hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
+                         double seconds, hp_mip_solution *out, hp_diag *d);
+#endif
+
+/* Every configuration, the Megatron-order placement and its mirror, one MIP each (the
+ * dp solver's split as the start); the least per-MIP bound is the bound over that space. */
+hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backend backend,
+                      const char *name, hp_result *out, hp_diag *d);
 #endif

@@ -26,6 +26,9 @@ typedef struct cli_opts {
   const char *solvers;   /* compare: comma-separated names */
   const char *svg;       /* simulate, draw: where to write the picture */
   long samples;          /* validate: random plans to score */
+  const char *config;    /* export-lp, decode: "pp=..,tp=..,dp=..,mbs=.." */
+  const char *solution;  /* decode: a solver's solution file */
+  int mps;
   double time_limit;
   unsigned long seed;
   long max_work;
@@ -57,6 +60,8 @@ int cmd_compare(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_draw(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
+int cmd_export_lp(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
 
 /* Loads the problem and the plan of --plan; prints errors; 0 or an exit code. */
 int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **plan);

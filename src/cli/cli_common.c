@@ -91,9 +91,10 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     memcpy(name, a, n);
     name[n] = '\0';
     if (!allowed_flag(allowed, name)) return usage_error(cmd, "unknown flag '--%s'", name);
-    if (!strcmp(name, "json") || !strcmp(name, "show-rejected")) {
+    if (!strcmp(name, "json") || !strcmp(name, "show-rejected") || !strcmp(name, "mps")) {
       if (eq) return usage_error(cmd, "--%s takes no value", name);
       if (name[0] == 'j') o->json = 1;
+      else if (name[0] == 'm') o->mps = 1;
       else o->show_rejected = 1;
       continue;
     }
@@ -109,6 +110,8 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     else if (!strcmp(name, "solver")) o->solver = val;
     else if (!strcmp(name, "solvers")) o->solvers = val;
     else if (!strcmp(name, "svg")) o->svg = val;
+    else if (!strcmp(name, "config")) o->config = val;
+    else if (!strcmp(name, "solution")) o->solution = val;
     else if (!strcmp(name, "samples")) {
       if (parse_long(val, 1, &o->samples) || o->samples > 100000)
         return usage_error(cmd, "--samples: expected an integer in 1..100000, got '%s'", val);

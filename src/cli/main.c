@@ -17,6 +17,8 @@ static const char usage[] =
   "  simulate   simulate a plan's iteration event by event (--svg: a Gantt chart)\n"
   "  draw       draw a plan's placement on the cluster as SVG\n"
   "  validate   score many plans by the formula and by simulation; compare the two\n"
+  "  export-lp  write the MIP of one configuration as CPLEX LP or free MPS\n"
+  "  decode     turn an external solver's solution of that MIP into a plan\n"
   "  expand     print a model's explicit layer list (expands \"transformer\")\n"
   "  describe   check and summarise model, cluster and profile files\n"
   "  solvers    list the solvers built in\n"
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
   if (!strcmp(cmd, "simulate")) return cmd_simulate(argc, argv);
   if (!strcmp(cmd, "draw")) return cmd_draw(argc, argv);
   if (!strcmp(cmd, "validate")) return cmd_validate(argc, argv);
+  if (!strcmp(cmd, "export-lp")) return cmd_export_lp(argc, argv);
+  if (!strcmp(cmd, "decode")) return cmd_decode(argc, argv);
   fprintf(stderr, "hetplan: unknown command '%s'\n\n%s", cmd, usage);
   return EXIT_USAGE;
 }

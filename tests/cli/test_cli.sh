@@ -89,7 +89,7 @@ if diff <(grep -v '"seconds"' $tmp/sa1.json) <(grep -v '"seconds"' $tmp/sa2.json
 n_solvers=$($H solvers | wc -l)
 names=$($H solvers | awk '{print $1}' | paste -sd'|')
 while read -r model cluster gbs extra; do
-  out=$($H compare --model models/$model --cluster models/$cluster --gbs $gbs $extra 2>&1); rc=$?
+  out=$($H compare --model models/$model --cluster models/$cluster --gbs $gbs $extra --time-limit 2 2>&1); rc=$?
   rows=$(echo "$out" | grep -Ec "^($names) +(feasible|optimal|no-plan|infeasible|refused: .+)")
   if [ $rc -eq 0 ] && [ "$rows" -eq "$n_solvers" ]; then ok "every_solver_on_${cluster%.json}"
   else bad "every_solver_on_${cluster%.json}" "exit $rc, $rows of $n_solvers rows" "$(echo "$out" | tail -4)"; fi
@@ -126,6 +126,34 @@ expect simulate_svg_64 0 "wrote $tmp/g64.svg" -- $H simulate --model models/gpt2
 if rsvg-convert "$tmp/g64.svg" -o "$tmp/g64.png" 2>/dev/null && [ -s "$tmp/g64.png" ]; then ok render_gantt_64_devices; else bad render_gantt_64_devices "rsvg-convert failed"; fi
 expect validate_amp 0 "Spearman rank correlation" -- $H validate --model models/gpt2-amp.json --cluster models/amp-hetero.json --profile models/gpt2-amp.profile.json --gbs 32 --samples 50
 expect validate_json 0 '"spearman":' -- $H validate "${tiny[@]}" --samples 20 --json
+
+# --- the MIP: glpk and cbc on the tiny instance, export-lp through glpsol and cbc, decode
+expect glpk_tiny 0 "glpk            optimal        0.770504" -- $H compare "${tiny[@]}" --solvers glpk,cbc,enum
+expect cbc_tiny 0 "cbc             optimal        0.770504" -- $H compare "${tiny[@]}" --solvers glpk,cbc,enum
+CFG=(--config pp=2,tp=1,dp=2,mbs=1)
+expect export_lp 0 "wrote $tmp/t.lp: 48 columns (10 integer), 99 rows" -- $H export-lp "${tiny[@]}" "${CFG[@]}" -o $tmp/t.lp
+expect export_mps 0 "wrote $tmp/t.mps" -- $H export-lp "${tiny[@]}" "${CFG[@]}" --mps -o $tmp/t.mps
+expect export_bad_config 2 "--config: expected pp=P,tp=T,dp=D,mbs=B" -- $H export-lp "${tiny[@]}" --config pp=2,tp=1
+expect export_wrong_config 4 "pp * tp * dp = 3 * 1 * 2 = 6 but cluster 'tiny-2x2' has 4 devices" -- $H export-lp "${tiny[@]}" --config pp=3,tp=1,dp=2,mbs=1
+objs=""
+if command -v glpsol >/dev/null && command -v cbc >/dev/null; then
+  glpsol --lp $tmp/t.lp -o $tmp/g1.txt >/dev/null 2>&1
+  glpsol --freemps $tmp/t.mps -o $tmp/g2.txt >/dev/null 2>&1
+  cbc $tmp/t.lp -solve -solu $tmp/c1.sol -quit >/dev/null 2>&1
+  cbc $tmp/t.mps -solve -solu $tmp/c2.sol -quit >/dev/null 2>&1
+  for f in g1.txt g2.txt; do objs="$objs $(sed -n 's/^Objective: *obj = \([0-9.e+-]*\).*/\1/p' $tmp/$f)"; done
+  for f in c1.sol c2.sol; do objs="$objs $(sed -n 's/^Optimal - objective value \([0-9.e+-]*\).*/\1/p' $tmp/$f)"; done
+  if [ "$(echo $objs | wc -w)" -eq 4 ] && echo $objs | awk '{ for (i = 2; i <= 4; i++) if ($i - $1 > 1e-6 || $1 - $i > 1e-6) exit 1 }'; then
+    ok "export_round_trip_glpsol_cbc_lp_mps_agree ($objs )"
+  else bad export_round_trip_glpsol_cbc_lp_mps_agree "objectives: $objs"; fi
+  obj1=$(echo $objs | awk '{print $1}')
+  expect decode_cbc 0 "iteration 0.820404 s by the evaluator (MIP objective at the file's values 0.820404)" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/c1.sol -o $tmp/d1.json
+  expect decode_glpsol 0 "iteration 0.820404 s by the evaluator" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/g1.txt -o $tmp/d2.json
+  if [ "$obj1" = "0.820404" ]; then ok external_optimum_is_the_decoded_plans_time; else bad external_optimum_is_the_decoded_plans_time "glpsol: $obj1"; fi
+  expect decode_wrong_file 3 "names none of the MIP's columns" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $T/plan.json
+else
+  bad export_round_trip_glpsol_cbc_lp_mps_agree "glpsol or cbc is missing: run ./scripts/install-deps.sh"
+fi
 
 # --- expand and describe
 expect expand_repeat 0 '"name":	"block.1"' -- $H expand --model $T/model.json

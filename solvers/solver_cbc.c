@@ -1,0 +1,83 @@
+/* solver_cbc.c -- `cbc`: the exact per-configuration MIP (formulation/) solved by CBC.
+ * The only file that includes Cbc_C_Interface.h. A fresh model per solve (a CBC model is
+ * not valid for change after Cbc_solve); wall-clock time ("timeMode elapsed"); the gap
+ * stop is tested before Cbc_isProvenOptimal, which is also 1 after it; the start gives
+ * the integer columns and CBC completes and checks it. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <coin/Cbc_C_Interface.h>
+
+#include "search.h"
+
+hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
+                          double seconds, hp_mip_solution *out, hp_diag *d)
+{
+  Cbc_Model *cm = Cbc_newModel();
+  char buf[32];
+  int *ints = NULL, n_int = 0;
+  double *vals = NULL;
+  if (!cm) return hp_fail(d, HP_BACKEND, "cbc: cannot create a model");
+  for (int j = 0; j < m->n_cols; j++) {
+    const hp_mip_col *c = &m->cols[j];
+    Cbc_addCol(cm, c->name, c->lb, isinf(c->ub) ? DBL_MAX : c->ub, c->obj, (char)c->integer, 0,
+               NULL, NULL);
+  }
+  for (int i = 0; i < m->n_rows; i++) {
+    const hp_mip_row *r = &m->rows[i];
+    Cbc_addRow(cm, r->name, r->n, m->idx + r->start, m->val + r->start, r->sense, r->rhs);
+  }
+  Cbc_setObjSense(cm, 1);
+  Cbc_setLogLevel(cm, 0);
+  Cbc_setParameter(cm, "timeMode", "elapsed");
+  if (seconds > 0) Cbc_setMaximumSeconds(cm, seconds);
+  Cbc_setAllowableFractionGap(cm, lim->gap);
+  snprintf(buf, sizeof buf, "%d", lim->threads > 0 ? lim->threads : 1);
+  Cbc_setParameter(cm, "threads", buf);
+  if (start) {
+    ints = calloc((size_t)m->n_cols, sizeof *ints);
+    vals = calloc((size_t)m->n_cols, sizeof *vals);
+    if (!ints || !vals) { free(ints); free(vals); Cbc_deleteModel(cm); return hp_fail(d, HP_NOMEM, "out of memory"); }
+    for (int j = 0; j < m->n_cols; j++)
+      if (m->cols[j].integer) { ints[n_int] = j; vals[n_int++] = start[j]; }
+    Cbc_setMIPStartI(cm, n_int, ints, vals);
+  }
+  Cbc_solve(cm);
+  int sec = Cbc_secondaryStatus(cm);
+  const double *x = Cbc_getColSolution(cm);
+  int has = Cbc_numberSavedSolutions(cm) > 0 && x;
+  if (Cbc_isProvenInfeasible(cm) && !has) out->status = HP_SOL_INFEASIBLE;
+  else if (sec == 2 && has) out->status = HP_SOL_FEASIBLE;          /* stopped on the gap */
+  else if (Cbc_isProvenOptimal(cm) && has) out->status = HP_SOL_OPTIMAL;
+  else if (has) out->status = HP_SOL_FEASIBLE;
+  else out->status = HP_SOL_NONE;
+  if (has) {
+    out->obj = Cbc_getObjValue(cm);
+    out->x = calloc((size_t)m->n_cols, sizeof *out->x);
+    if (out->x) for (int j = 0; j < m->n_cols; j++) out->x[j] = x[j];
+    out->bound = out->status == HP_SOL_OPTIMAL ? out->obj : Cbc_getBestPossibleObjValue(cm);
+    if (!isfinite(out->bound) || out->bound > out->obj) out->bound = -INFINITY;
+  }
+  Cbc_deleteModel(cm);
+  free(ints);
+  free(vals);
+  if (has && !out->x) return hp_fail(d, HP_NOMEM, "out of memory");
+  return HP_OK;
+}
+
+static hp_err cbc_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
+                        hp_result *out, hp_diag *d)
+{
+  (void)start;
+  return hp__mip_search(prob, lim, hp__cbc_solve_mip, "CBC", out, d);
+}
+
+const hp_solver hp_solver_cbc = {
+  .name = "cbc",
+  .desc = "exact MIP per configuration (stages, per-layer ZeRO-3, recompute, memory) by CBC; "
+          "Megatron-order placement",
+  .flags = HP_SOLVER_BOUND,
+  .solve = cbc_solve,
+};

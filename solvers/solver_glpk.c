@@ -1,0 +1,181 @@
+/* solver_glpk.c -- `glpk`: the exact per-configuration MIP (formulation/) solved by GLPK's
+ * branch and cut. The only file that includes glpk.h. GLPK's pitfalls
+ * (docs/toolchain notes): it does not check a start, so the start is completed by an LP
+ * with its integer columns fixed and checked against the MIP here; with a start the
+ * presolver is off and the LP relaxation is solved first (a presolved problem misreads
+ * a start); the best bound is read inside the callback, the tree being gone after;
+ * misuse would abort the process, so glp_error_hook jumps back. */
+#include <float.h>
+#include <math.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdlib.h>
+
+#include <glpk.h>
+
+#include "search.h"
+
+typedef struct glpk_cb {
+  const double *start;    /* 1-based full start vector, or NULL */
+  int start_given;
+  double bound;           /* best bound seen */
+} glpk_cb;
+
+static jmp_buf glpk_jump;
+static void on_glpk_error(void *info) { (void)info; longjmp(glpk_jump, 1); }
+
+static void callback(glp_tree *T, void *info)
+{
+  glpk_cb *cb = info;
+  int node;
+  switch (glp_ios_reason(T)) {
+  case GLP_IHEUR:
+    if (cb->start && !cb->start_given) {
+      cb->start_given = 1;
+      glp_ios_heur_sol(T, cb->start);
+    }
+    break;
+  case GLP_ISELECT: case GLP_IBINGO: case GLP_IROWGEN: case GLP_ICUTGEN:
+    if ((node = glp_ios_best_node(T)) != 0) cb->bound = glp_ios_node_bound(T, node);
+    break;
+  default:
+    break;
+  }
+}
+
+static glp_prob *load(const hp_mip *m)
+{
+  glp_prob *P = glp_create_prob();
+  int *ind = malloc(((size_t)m->n_cols + 1) * sizeof *ind);
+  double *val = malloc(((size_t)m->n_cols + 1) * sizeof *val);
+  if (!ind || !val) { free(ind); free(val); glp_delete_prob(P); return NULL; }
+  glp_set_obj_dir(P, GLP_MIN);
+  glp_add_cols(P, m->n_cols);
+  for (int j = 0; j < m->n_cols; j++) {
+    const hp_mip_col *c = &m->cols[j];
+    glp_set_col_name(P, j + 1, c->name);
+    if (c->lb == c->ub) glp_set_col_bnds(P, j + 1, GLP_FX, c->lb, c->ub);
+    else if (isinf(c->ub)) glp_set_col_bnds(P, j + 1, GLP_LO, c->lb, 0);
+    else glp_set_col_bnds(P, j + 1, GLP_DB, c->lb, c->ub);
+    if (c->integer) glp_set_col_kind(P, j + 1, GLP_IV);
+    glp_set_obj_coef(P, j + 1, c->obj);
+  }
+  if (m->n_rows > 0) glp_add_rows(P, m->n_rows);
+  for (int i = 0; i < m->n_rows; i++) {
+    const hp_mip_row *r = &m->rows[i];
+    int type = r->sense == 'L' ? GLP_UP : r->sense == 'G' ? GLP_LO : GLP_FX;
+    glp_set_row_name(P, i + 1, r->name);
+    glp_set_row_bnds(P, i + 1, type, r->rhs, r->rhs);
+    for (int k = 0; k < r->n; k++) {
+      ind[k + 1] = m->idx[r->start + k] + 1;
+      val[k + 1] = m->val[r->start + k];
+    }
+    glp_set_mat_row(P, i + 1, r->n, ind, val);
+  }
+  free(ind);
+  free(val);
+  return P;
+}
+
+/* Completes a start whose integer columns are set: an LP with them fixed. Returns a
+ * 1-based full vector checked against the MIP, or NULL if the start is not feasible. */
+static double *complete_start(glp_prob *P, const hp_mip *m, const double *start)
+{
+  glp_smcp sp;
+  double *full = NULL;
+  char why[160];
+  glp_init_smcp(&sp);
+  sp.msg_lev = GLP_MSG_OFF;
+  for (int j = 0; j < m->n_cols; j++)
+    if (m->cols[j].integer) glp_set_col_bnds(P, j + 1, GLP_FX, start[j], start[j]);
+  if (glp_simplex(P, &sp) == 0 && glp_get_status(P) == GLP_OPT &&
+      (full = calloc((size_t)m->n_cols + 1, sizeof *full))) {
+    for (int j = 0; j < m->n_cols; j++) full[j + 1] = glp_get_col_prim(P, j + 1);
+    if (!hp_mip_check(m, full + 1, 1e-6, why, sizeof why)) {
+      free(full);
+      full = NULL;
+    }
+  }
+  for (int j = 0; j < m->n_cols; j++) {   /* restore the integer columns' bounds */
+    const hp_mip_col *c = &m->cols[j];
+    if (!c->integer) continue;
+    if (c->lb == c->ub) glp_set_col_bnds(P, j + 1, GLP_FX, c->lb, c->ub);
+    else glp_set_col_bnds(P, j + 1, GLP_DB, c->lb, c->ub);
+  }
+  return full;
+}
+
+hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
+                           double seconds, hp_mip_solution *out, hp_diag *d)
+{
+  glp_prob *volatile P = NULL;
+  double *volatile full = NULL;
+  glpk_cb cb = { NULL, 0, -INFINITY };
+  glp_iocp ip;
+  glp_smcp sp;
+  int ret;
+  glp_term_out(GLP_OFF);
+  glp_error_hook(on_glpk_error, NULL);
+  if (setjmp(glpk_jump)) {
+    glp_error_hook(NULL, NULL);
+    glp_free_env();
+    free(full);
+    return hp_fail(d, HP_BACKEND, "glpk: internal error (the MIP was rejected)");
+  }
+  if (!(P = load(m))) return hp_fail(d, HP_NOMEM, "out of memory loading the MIP into GLPK");
+  if (start) full = complete_start(P, m, start);
+  cb.start = full;
+  glp_init_smcp(&sp);
+  sp.msg_lev = GLP_MSG_OFF;
+  glp_init_iocp(&ip);
+  ip.msg_lev = GLP_MSG_OFF;
+  ip.cb_func = callback;
+  ip.cb_info = &cb;
+  ip.mip_gap = lim->gap;
+  ip.tm_lim = seconds > 0 ? (int)(seconds * 1000 > 2e9 ? 2e9 : seconds * 1000) : INT_MAX;
+  /* with a start the presolver must be off, and then the LP relaxation comes first */
+  ip.presolve = full ? GLP_OFF : GLP_ON;
+  if (full) {
+    ret = glp_simplex(P, &sp);
+    if (ret != 0 || glp_get_status(P) == GLP_NOFEAS) {
+      out->status = ret == 0 ? HP_SOL_INFEASIBLE : HP_SOL_NONE;
+      goto done;
+    }
+  }
+  ret = glp_intopt(P, &ip);
+  switch (glp_mip_status(P)) {
+  case GLP_OPT:
+    out->status = ret == 0 ? HP_SOL_OPTIMAL : HP_SOL_FEASIBLE;   /* ret != 0: stopped on gap */
+    break;
+  case GLP_FEAS: out->status = HP_SOL_FEASIBLE; break;
+  case GLP_NOFEAS: out->status = HP_SOL_INFEASIBLE; break;
+  default: out->status = ret == GLP_ENOPFS ? HP_SOL_INFEASIBLE : HP_SOL_NONE; break;
+  }
+  if (out->status == HP_SOL_OPTIMAL || out->status == HP_SOL_FEASIBLE) {
+    out->obj = glp_mip_obj_val(P);
+    out->x = calloc((size_t)m->n_cols, sizeof *out->x);
+    if (!out->x) { glp_delete_prob(P); free(full); return hp_fail(d, HP_NOMEM, "out of memory"); }
+    for (int j = 0; j < m->n_cols; j++) out->x[j] = glp_mip_col_val(P, j + 1);
+    out->bound = out->status == HP_SOL_OPTIMAL ? out->obj : cb.bound;
+  }
+done:
+  glp_delete_prob(P);
+  glp_error_hook(NULL, NULL);
+  free(full);
+  return HP_OK;
+}
+
+static hp_err glpk_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
+                         hp_result *out, hp_diag *d)
+{
+  (void)start;
+  return hp__mip_search(prob, lim, hp__glpk_solve_mip, "GLPK", out, d);
+}
+
+const hp_solver hp_solver_glpk = {
+  .name = "glpk",
+  .desc = "exact MIP per configuration (stages, per-layer ZeRO-3, recompute, memory) by GLPK; "
+          "Megatron-order placement",
+  .flags = HP_SOLVER_BOUND,
+  .solve = glpk_solve,
+};

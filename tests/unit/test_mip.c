@@ -1,0 +1,207 @@
+/* test_mip.c -- the MIP of one configuration and placement against brute force: every
+ * partition, per-stage recompute and per-layer ZeRO-3 choice scored by the evaluator;
+ * GLPK and CBC must reach the same minimum, the objective at their solution must be the
+ * evaluator's figure, and a start must not change the answer. */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "fixtures.h"
+#include "../../solvers/search.h"
+
+static const char model6z[] =
+  "{ \"input_bytes\": 1e5, \"layers\": ["
+  "{ \"name\": \"l0\", \"params\": 4e6, \"act_bytes\": 3e6, \"out_bytes\": 1e6, \"flops\": 1e12, \"tp_comm_bytes\": 1e6 },"
+  "{ \"name\": \"l1\", \"params\": 9e6, \"act_bytes\": 6e6, \"out_bytes\": 2e6, \"flops\": 2e12, \"tp_comm_bytes\": 1e6 },"
+  "{ \"name\": \"l2\", \"params\": 3e6, \"act_bytes\": 9e6, \"out_bytes\": 1e6, \"flops\": 3e12, \"tp_comm_bytes\": 1e6 },"
+  "{ \"name\": \"l3\", \"params\": 7e6, \"act_bytes\": 12e6, \"out_bytes\": 3e6, \"flops\": 4e12, \"work_bytes\": 2e6 },"
+  "{ \"name\": \"l4\", \"params\": 5e6, \"act_bytes\": 3e6, \"act_bytes_replicated\": 1e6, \"out_bytes\": 1e6, \"flops\": 5e12, \"tp_comm_bytes\": 1e6 },"
+  "{ \"name\": \"l5\", \"params\": 12e6, \"act_bytes\": 6e6, \"out_bytes\": 4, \"flops\": 2e12, \"splittable\": false } ] }";
+
+static char cbuf[1024];
+static const char *cluster(double mem_gib)
+{
+  snprintf(cbuf, sizeof cbuf,
+           "{ \"device_types\": {"
+           "  \"fast\": { \"mem_gib\": %g, \"reserved_gib\": 0.01, \"tflops\": 100, \"efficiency\": 0.5 },"
+           "  \"slow\": { \"mem_gib\": %g, \"tflops\": 40, \"efficiency\": 0.5 } },"
+           "  \"nodes\": [ { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+           "    { \"name\": \"b\", \"type\": \"slow\", \"gpus\": 2, \"intra_gbps\": 400, \"intra_lat_us\": 4 } ],"
+           "  \"inter_gbps\": 20, \"inter_lat_us\": 10 }", mem_gib, mem_gib);
+  return cbuf;
+}
+
+/* Minimum evaluator time over partitions x per-stage recompute x per-layer sharding. */
+static double brute(const hp_problem *p, hp_plan *pl, long *fit)
+{
+  int L = pl->n_layers, nz = pl->dp > 1 ? L : 0;
+  double best = INFINITY;
+  for (int s = 0; s < pl->pp; s++) pl->first[s] = s;
+  pl->first[pl->pp] = L;
+  *fit = 0;
+  do {
+    for (long rm = 0; rm < (1L << pl->pp); rm++)
+      for (long zm = 0; zm < (1L << nz); zm++) {
+        hp_eval e = {0};
+        hp_diag d = {0};
+        for (int s = 0; s < pl->pp; s++) pl->recompute[s] = (rm >> s) & 1;
+        for (int l = 0; l < L; l++) pl->zdp[l] = nz ? (zm >> l) & 1 : 0;
+        if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) {
+          (*fit)++;
+          if (e.iteration_time < best) best = e.iteration_time;
+        }
+        hp_eval_release(&e);
+      }
+  } while (hp__next_cuts(pl->first, pl->pp, L));
+  return best;
+}
+
+typedef hp_err (*backend_fn)(const hp_mip *, const double *, const hp_limits *, double,
+                             hp_mip_solution *, hp_diag *);
+
+/* Solves the MIP of (pp, tp, dp, mbs, placement) with a backend; returns the status and,
+ * through the pointers, the objective and the evaluator's time of the decoded plan. */
+static hp_sol_status solve(backend_fn be, const hp_problem *p, const hp_plan *tmpl, int with_start,
+                           double *obj, double *eval_time)
+{
+  hp_plan *pl = NULL, *st = NULL;
+  hp_mip *m = NULL;
+  hp_mip_map map;
+  hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
+  hp_limits lim;
+  hp_diag d = {0};
+  double *x0 = NULL;
+  hp_limits_init(&lim);
+  hp_plan_copy(&pl, tmpl, &d);
+  if (hp_mip_build(p, pl, 1, &m, &map, &d)) { fprintf(stderr, "  build: %s\n", d.msg); return HP_SOL_NONE; }
+  if (with_start) {                 /* the DP's split, if one fits */
+    hp_dp_opts o;
+    int found = 0;
+    double ob;
+    hp__dp_opts_init(&o);
+    hp_plan_copy(&st, tmpl, &d);
+    if (hp__dp_split(p, st, &o, &found, &ob, NULL, &d) == HP_OK && found) {
+      x0 = calloc((size_t)m->n_cols, sizeof *x0);
+      hp_mip_encode(m, &map, st, x0);
+    }
+  }
+  if (be(m, x0, &lim, 60, &sol, &d)) fprintf(stderr, "  backend: %s\n", d.msg);
+  *obj = sol.obj;
+  *eval_time = INFINITY;
+  if (sol.x) {
+    hp_eval e = {0};
+    hp_mip_decode(&map, sol.x, pl);
+    if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) *eval_time = e.iteration_time;
+    hp_eval_release(&e);
+  }
+  hp_sol_status status = sol.status;
+  free(sol.x);
+  free(x0);
+  hp_plan_destroy(&st);
+  hp_plan_destroy(&pl);
+  hp_mip_destroy(&m);
+  hp_mip_map_release(&map);
+  return status;
+}
+
+enum { INFEASIBLE, FITS, BINDS };   /* what a case expects: nothing fits, plans fit, memory binds */
+
+static void check_case(double mem, int pp, int tp, int dp, int mbs, long gbs, const int *dev,
+                       int expect)
+{
+  hp_problem *p = fx_problem(model6z, cluster(mem), NULL, gbs, HP_1F1B);
+  hp_plan *pl = NULL;
+  hp_diag d = {0};
+  long fit, fit_free;
+  hp_plan_create(&pl, pp, tp, dp, 6, &d);
+  pl->mbs = mbs;
+  hp_plan_set_gas(p, pl, &d);
+  for (int i = 0; i < pp * tp * dp; i++) pl->dev[i] = dev[i];
+  double bf = brute(p, pl, &fit);
+  CHECK(expect == INFEASIBLE ? fit == 0 : fit > 0);
+  if (expect == BINDS) {
+    hp_problem *q = fx_problem(model6z, cluster(64), NULL, gbs, HP_1F1B);
+    brute(q, pl, &fit_free);
+    hp_problem_destroy(&q);
+    CHECK(fit > 0 && fit < fit_free);        /* memory binds */
+  }
+  backend_fn backends[2] = { NULL, NULL };
+  const char *names[2] = { "glpk", "cbc" };
+#ifdef HP_HAVE_GLPK
+  backends[0] = hp__glpk_solve_mip;
+#endif
+#ifdef HP_HAVE_CBC
+  backends[1] = hp__cbc_solve_mip;
+#endif
+  for (int b = 0; b < 2; b++) {
+    if (!backends[b]) { fprintf(stderr, "  hetplan was built without %s\n", names[b]); CHECK(0); }
+    for (int start = 0; start < 2; start++) {
+      double obj, et;
+      hp_sol_status st = solve(backends[b], p, pl, start, &obj, &et);
+      if (!isfinite(bf)) {
+        CHECK_INT(st, HP_SOL_INFEASIBLE);
+        continue;
+      }
+      if (st != HP_SOL_OPTIMAL) fprintf(stderr, "  %s (start %d): status %d\n", names[b], start, st);
+      CHECK_INT(st, HP_SOL_OPTIMAL);
+      CHECK_NEAR(et, bf, 1e-9);               /* the MIP's plan is the brute-force optimum */
+      CHECK_NEAR(obj, et, 1e-7);              /* and its objective is the evaluator's time */
+    }
+  }
+  hp_plan_destroy(&pl);
+  hp_problem_destroy(&p);
+}
+
+TEST(mip_equals_brute_force_with_replicas_zero3_and_binding_memory)
+{
+  static const int dev[] = { 0, 1, 2, 3 };       /* pp 2, dp 2: stage 0 fast, stage 1 slow */
+  check_case(0.3, 2, 1, 2, 1, 8, dev, BINDS);     /* 268 of 1280 choices fit */
+}
+
+TEST(mip_equals_brute_force_on_a_four_stage_heterogeneous_pipeline)
+{
+  static const int dev[] = { 0, 1, 2, 3 };
+  check_case(0.3, 4, 1, 1, 2, 8, dev, BINDS);     /* 112 of 160 choices fit */
+}
+
+TEST(mip_is_exact_where_replicas_differ_and_with_tensor_parallelism)
+{
+  static const int mixed[] = { 0, 2, 1, 3 };     /* each stage: one fast, one slow replica */
+  static const int tp2[] = { 2, 3, 0, 1 };
+  check_case(0.3, 2, 1, 2, 1, 8, mixed, FITS);
+  check_case(0.3, 2, 2, 1, 2, 8, tp2, FITS);
+}
+
+TEST(mip_proves_infeasibility_when_nothing_fits)
+{
+  static const int dev[] = { 0, 1, 2, 3 };
+  check_case(0.02, 2, 1, 2, 1, 8, dev, INFEASIBLE);
+}
+
+TEST(mip_lp_and_mps_writers_name_every_column_and_row)
+{
+  hp_problem *p = fx_problem(model6z, cluster(0.3), NULL, 8, HP_1F1B);
+  hp_plan *pl = NULL;
+  hp_mip *m = NULL;
+  hp_mip_map map;
+  hp_diag d = {0};
+  char *lp = NULL, *mps = NULL;
+  hp_plan_create(&pl, 2, 1, 2, 6, &d);
+  pl->mbs = 1;
+  hp_plan_set_gas(p, pl, &d);
+  hp_plan_place_in_order(pl);
+  CHECK(hp_mip_build(p, pl, 1, &m, &map, &d) == HP_OK);
+  CHECK(hp_mip_write_lp(m, &lp, &d) == HP_OK);
+  CHECK(hp_mip_write_mps(m, &mps, &d) == HP_OK);
+  CHECK_CONTAINS(lp, "Minimize\n obj: +1 P +1 Q");
+  CHECK_CONTAINS(lp, " mem_s1:");
+  CHECK_CONTAINS(lp, "General\n");
+  CHECK_CONTAINS(mps, "'MARKER' 'INTORG'");
+  for (int j = 0; j < m->n_cols; j++) CHECK(strstr(lp, m->cols[j].name) && strstr(mps, m->cols[j].name));
+  for (int i = 0; i < m->n_rows; i++) CHECK(strstr(lp, m->rows[i].name) && strstr(mps, m->rows[i].name));
+  free(lp);
+  free(mps);
+  hp_mip_destroy(&m);
+  hp_mip_map_release(&map);
+  hp_plan_destroy(&pl);
+  hp_problem_destroy(&p);
+}
