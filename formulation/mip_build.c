@@ -21,6 +21,7 @@ void hp_mip_map_release(hp_mip_map *map)
   free(map->u);
   free(map->rec);
   free(map->zdp);
+  free(map->type);
   memset(map, 0, sizeof *map);
 }
 
@@ -90,18 +91,279 @@ static void figures(const hp_problem *p, const hp_plan *pl, layer_fig *f)
   }
 }
 
-hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompute,
+/* What the rows need beyond the layers: per slot one or more options (the device types
+ * or nodes a slot may take, each with its layer times and capacity), and the links. */
+typedef struct coeffs {
+  int n_opt;            /* options per slot: 1 for a fixed placement, else types or nodes */
+  int by_node;          /* options are nodes: links depend on sharing one (below) */
+  double *c;            /* [pp * dp * n_opt * L] layer time of slot (s, r) under option o */
+  double *cap;          /* [pp * dp * n_opt] capacity less reserve */
+  int *count;           /* [n_opt] slots an option may take in all (relaxation), or NULL */
+  double *h;            /* [pp * dp * L] hand-off coefficient 2 O mbs / tp / B of the slot */
+  double *lat;          /* [pp * dp] 2 latency of the slot's hand-off */
+  double *bdp, *latdp;  /* [pp] */
+  /* by_node: the best links between nodes, charged on top of h, lat (bdp, latdp) unless
+   * the hand-off's two slots (the stage's slots) share a node */
+  double *hx, latx, bdpx, latdpx;   /* hx: [L] */
+} coeffs;
+
+static void coeffs_free(coeffs *k)
+{
+  free(k->c); free(k->cap); free(k->count); free(k->h); free(k->lat); free(k->bdp); free(k->latdp);
+  free(k->hx);
+}
+
+static hp_err coeffs_alloc(coeffs *k, int pp, int dp, int n_opt, int L)
+{
+  size_t slots = (size_t)pp * dp;
+  memset(k, 0, sizeof *k);
+  k->n_opt = n_opt;
+  k->c = hp__calloc(slots * n_opt * L, sizeof *k->c);
+  k->cap = hp__calloc(slots * n_opt, sizeof *k->cap);
+  k->h = hp__calloc(slots * L, sizeof *k->h);
+  k->lat = hp__calloc(slots, sizeof *k->lat);
+  k->bdp = hp__calloc((size_t)pp, sizeof *k->bdp);
+  k->latdp = hp__calloc((size_t)pp, sizeof *k->latdp);
+  return k->c && k->cap && k->h && k->lat && k->bdp && k->latdp ? HP_OK : HP_NOMEM;
+}
+
+/* The coefficients of a fixed placement: what the evaluator charges. */
+static hp_err coeffs_fixed(const hp_problem *p, const hp_plan *pl, coeffs *k)
+{
+  int L = p->model->n_layers, pp = pl->pp, dp = pl->dp;
+  hp_err err = coeffs_alloc(k, pp, dp, 1, L);
+  if (err || (err = hp__replica_links(p, pl, k->bdp, k->latdp))) return HP_NOMEM;
+  for (int s = 0; s < pp; s++)
+    for (int r = 0; r < dp; r++) {
+      size_t sl = (size_t)s * dp + r;
+      double btp, lattp, cap = INFINITY;
+      hp__tp_link(p, pl, s, r, &btp, &lattp);
+      for (int l = 0; l < L; l++) k->c[sl * L + l] = hp__slot_layer_time(p, pl, s, r, l, btp, lattp);
+      /* every device of the stage holds the same bytes: the smallest capacity binds */
+      for (int i = 0; i < dp * pl->tp; i++) {
+        const hp_devtype *ty = &p->cluster->types[hp_device_type(p, pl->dev[(size_t)s * dp * pl->tp + i])];
+        if (ty->mem - ty->reserved < cap) cap = ty->mem - ty->reserved;
+      }
+      k->cap[sl] = cap;
+      if (s == pp - 1) continue;
+      double bw, lt;
+      hp__handoff_link(p, pl, s, r, &bw, &lt);
+      k->lat[sl] = hp__handoff_time(0, pl->mbs, pl->tp, bw, lt);
+      for (int l = 0; l < L; l++)
+        k->h[sl * L + l] = hp__handoff_time(p->model->layers[l].out_bytes, pl->mbs, pl->tp, bw, 0);
+    }
+  return HP_OK;
+}
+
+/* The best bandwidth and least latency that the pairs of a set of n distinct devices can
+ * all have: such a set fits in one node only if a node has n GPUs; otherwise some pair
+ * crosses nodes, and the weakest pair is no better than the best link between nodes.
+ * where: 0 any such set, 1 sets inside one node, 2 sets across nodes. */
+static void best_link(const hp_problem *p, int n, int where, double *bw, double *lat)
+{
+  const hp_cluster *c = p->cluster;
+  *bw = 0;
+  *lat = INFINITY;
+  for (int a = 0; a < c->n_devices; a++)
+    for (int b = a + 1; b < c->n_devices; b++) {
+      int na = c->dev_node[a], nb = c->dev_node[b];
+      if (na == nb && (c->nodes[na].gpus < n || where == 2)) continue;
+      if (na != nb && where == 1) continue;
+      if (hp_problem_bw(p, a, b) > *bw) *bw = hp_problem_bw(p, a, b);
+      if (hp_problem_lat(p, a, b) < *lat) *lat = hp_problem_lat(p, a, b);
+    }
+  if (*bw == 0) { *bw = INFINITY; *lat = 0; }    /* no such pair: no cost to bound */
+}
+
+/* The relaxation's coefficients. by_node 0: a slot takes a device type; a TP group may
+ * be any tp GPUs of one node, so each type's layer times use the best link inside a node
+ * of that type with tp GPUs (layer times only fall as the TP link improves); hand-offs
+ * (two TP groups, 2 tp devices) and a stage's gathers and syncs (dp TP groups) use
+ * best_link for that many devices. by_node 1: a slot takes a node (its type's times with
+ * the node's best inside link); links as for types, and hand-offs and syncs pay the
+ * best link between nodes unless their slots share a node (node_rows). An option
+ * may serve as many slots as it holds TP groups. */
+static hp_err coeffs_bound(const hp_problem *p, const hp_plan *pl, int by_node, coeffs *k)
+{
+  const hp_cluster *c = p->cluster;
+  int L = p->model->n_layers, pp = pl->pp, dp = pl->dp, tp = pl->tp;
+  int K = by_node ? c->n_nodes : c->n_types;
+  double hbw, hlat, sbw, slat;
+  double *tbw = hp__calloc((size_t)K, sizeof *tbw), *tlat = hp__calloc((size_t)K, sizeof *tlat);
+  hp_err err = coeffs_alloc(k, pp, dp, K, L);
+  if (err || !tbw || !tlat || !(k->count = hp__calloc((size_t)K, sizeof *k->count)) ||
+      (by_node && !(k->hx = hp__calloc((size_t)L, sizeof *k->hx)))) {
+    free(tbw); free(tlat);
+    return HP_NOMEM;
+  }
+  k->by_node = by_node;
+  for (int o = 0; o < K; o++) tlat[o] = INFINITY;
+  for (int a = 0; a < c->n_devices; a++)
+    for (int b = a + 1; b < c->n_devices; b++) {
+      int n = c->dev_node[a], o = by_node ? n : hp_device_type(p, a);
+      if (n != c->dev_node[b] || c->nodes[n].gpus < tp) continue;
+      if (hp_problem_bw(p, a, b) > tbw[o]) tbw[o] = hp_problem_bw(p, a, b);
+      if (hp_problem_lat(p, a, b) < tlat[o]) tlat[o] = hp_problem_lat(p, a, b);
+    }
+  best_link(p, 2 * tp, 0, &hbw, &hlat);
+  best_link(p, dp * tp, 0, &sbw, &slat);
+  for (int n = 0; n < c->n_nodes; n++) k->count[by_node ? n : c->nodes[n].type] += c->nodes[n].gpus / tp;
+  if (by_node) {
+    double xbw, xlat;
+    best_link(p, 2, 2, &xbw, &xlat);
+    k->latx = hp__handoff_time(0, pl->mbs, tp, xbw, xlat);
+    for (int l = 0; l < L; l++) k->hx[l] = hp__handoff_time(p->model->layers[l].out_bytes, pl->mbs, tp, xbw, 0);
+    k->bdpx = xbw;
+    k->latdpx = xlat;
+  }
+  for (int s = 0; s < pp; s++) {
+    k->bdp[s] = sbw;
+    k->latdp[s] = slat;
+    for (int r = 0; r < dp; r++) {
+      size_t sl = (size_t)s * dp + r;
+      for (int o = 0; o < K; o++) {
+        int ty = by_node ? c->nodes[o].type : o;
+        k->cap[sl * K + o] = c->types[ty].mem - c->types[ty].reserved;
+        for (int l = 0; l < L; l++)          /* an option without groups is never chosen */
+          k->c[(sl * K + o) * L + l] =
+            k->count[o] ? hp_layer_time(p, l, ty, tp, pl->mbs, tbw[o] > 0 ? tbw[o] : INFINITY,
+                                        isinf(tlat[o]) ? 0 : tlat[o]) : 0;
+      }
+      if (s == pp - 1) continue;
+      k->lat[sl] = hp__handoff_time(0, pl->mbs, tp, hbw, hlat);
+      for (int l = 0; l < L; l++)
+        k->h[sl * L + l] = hp__handoff_time(p->model->layers[l].out_bytes, pl->mbs, tp, hbw, 0);
+    }
+  }
+  free(tbw);
+  free(tlat);
+  return HP_OK;
+}
+
+/* The relaxation's disaggregated time of slot k = (s, r): xy_l_s_r_o = x_l_s y_s_r_o
+ * (layer l on that slot under type o), exact at integer points from sum_o xy = x and
+ * xy <= y, and t_s_r >= sum_l sum_o c_o_l xy + (least c_l) v / 3 + gathers. The big-M
+ * rows imply it at integer points; in the LP it is far tighter. */
+static void relax_time_row(hp_mip *m, rowb *r, const coeffs *K, const hp_mip_map *map,
+                           int k, int s, int L, int pp, const int *x, const int *v,
+                           const int *w, double zt, const layer_fig *fig, int t)
+{
+  int no = K->n_opt, dp = map->dp, rr = k % dp;
+  double *cmin = hp__calloc((size_t)L, sizeof *cmin);
+  int *cols = hp__calloc((size_t)L * no, sizeof *cols);
+  if (!cmin || !cols) { m->failed = 1; free(cmin); free(cols); return; }
+  for (int l = 0; l < L; l++) {
+    cmin[l] = INFINITY;
+    for (int o = 0; o < no; o++) {
+      int y = map->type[(size_t)k * no + o], c;
+      cols[l * no + o] = -1;
+      if (!K->count[o]) continue;
+      if (K->c[((size_t)k * no + o) * L + l] < cmin[l]) cmin[l] = K->c[((size_t)k * no + o) * L + l];
+      c = cols[l * no + o] = col(m, 0, 1, 0, 0, "xy_l%d_s%d_r%d_k%d", l, s, rr, o);
+      rb_add(r, c, 1);
+      rb_add(r, y, -1);
+      rb_emit(m, r, 'L', 0, "xyy_l%d_s%d_r%d_k%d", l, s, rr, o);
+    }
+    for (int o = 0; o < no; o++) rb_add(r, cols[l * no + o], 1);
+    rb_add(r, x[l * pp + s], -1);
+    rb_emit(m, r, 'E', 0, "xyx_l%d_s%d_r%d", l, s, rr);
+  }
+  rb_add(r, t, 1);
+  for (int l = 0; l < L; l++) {
+    for (int o = 0; o < no; o++)
+      if (cols[l * no + o] >= 0) rb_add(r, cols[l * no + o], -K->c[((size_t)k * no + o) * L + l]);
+    if (v[l * pp + s] >= 0) rb_add(r, v[l * pp + s], -cmin[l] / 3);
+    if (w[l * pp + s] >= 0) rb_add(r, w[l * pp + s], -zt * fig[l].pb);
+  }
+  rb_emit(m, r, 'G', 0, "timexy_s%d_r%d", s, rr);
+  free(cmin);
+  free(cols);
+}
+
+/* The node relaxation's surcharges. A hand-off (s, r) -> (s + 1, r) stays inside a node
+ * only if both slots take it: same_s_r <= sum_n z_s_r_n, z <= y of either slot; else
+ * ex_s_r (in pipe_r) pays the inside-to-between difference for the stage's last layer.
+ * A stage syncs inside a node only if all its slots take it: samest_s <= sum_n zs_s_n,
+ * zs <= y of each slot; else Q pays the sync at the best link between nodes. Each "else"
+ * is a big-M row whose M is the largest difference, void when the slots share a node. */
+static void node_rows(hp_mip *m, rowb *r, const coeffs *K, const hp_mip_map *map,
+                      const hp_plan *pl, const layer_fig *fig, const int *ex, const int *x,
+                      const int *w)
+{
+  int pp = pl->pp, dp = pl->dp, L = map->n_layers, no = K->n_opt;
+  double f = dp > 1 ? (double)(dp - 1) / dp : 0;
+  int *z = hp__calloc((size_t)no, sizeof *z);
+  if (!z) { m->failed = 1; return; }
+  for (int s = 0; s + 1 < pp; s++)
+    for (int rr = 0; rr < dp; rr++) {
+      size_t sl = (size_t)s * dp + rr, nx = (size_t)(s + 1) * dp + rr;
+      int same = col(m, 0, 1, 0, 0, "same_s%d_r%d", s, rr);
+      double big = K->latx - K->lat[sl], most = 0;
+      for (int o = 0; o < no; o++) {
+        z[o] = -1;
+        if (!K->count[o]) continue;
+        z[o] = col(m, 0, 1, 0, 0, "z_s%d_r%d_n%d", s, rr, o);
+        for (int q = 0; q < 2; q++) {
+          rb_add(r, z[o], 1);
+          rb_add(r, map->type[(q ? nx : sl) * no + o], -1);
+          rb_emit(m, r, 'L', 0, "z%d_s%d_r%d_n%d", q + 1, s, rr, o);
+        }
+      }
+      rb_add(r, same, 1);
+      for (int o = 0; o < no; o++) rb_add(r, z[o], -1);
+      rb_emit(m, r, 'L', 0, "same_s%d_r%d", s, rr);
+      /* ex >= latx - lat + sum_l (hx_l - h_l) last_l - big same */
+      rb_add(r, ex[sl], 1);
+      for (int l = 0; l + 1 < L; l++) {
+        double dh = K->hx[l] - K->h[sl * L + l];
+        if (dh > most) most = dh;
+        rb_add(r, map->u[l * pp + s], -dh);
+        rb_add(r, map->u[(l + 1) * pp + s], dh);
+      }
+      big += most;
+      rb_add(r, same, big > 0 ? big : 0);
+      rb_emit(m, r, 'G', K->latx - K->lat[sl], "cross_s%d_r%d", s, rr);
+    }
+  for (int s = 0; s < pp && dp > 1; s++) {
+    int same = col(m, 0, 1, 0, 0, "samest_s%d", s);
+    double big = hp__sync_time(0, 0, dp, K->bdpx, K->latdpx);
+    for (int o = 0; o < no; o++) {
+      z[o] = -1;
+      if (!K->count[o]) continue;
+      z[o] = col(m, 0, 1, 0, 0, "zs_s%d_n%d", s, o);
+      for (int rr = 0; rr < dp; rr++) {
+        rb_add(r, z[o], 1);
+        rb_add(r, map->type[((size_t)s * dp + rr) * no + o], -1);
+        rb_emit(m, r, 'L', 0, "zs_s%d_r%d_n%d", s, rr, o);
+      }
+    }
+    rb_add(r, same, 1);
+    for (int o = 0; o < no; o++) rb_add(r, z[o], -1);
+    rb_emit(m, r, 'L', 0, "samest_s%d", s);
+    /* Q >= sync at the best link between nodes - big samest_s (the sync_s row's terms) */
+    rb_add(r, map->obj_sync, 1);
+    for (int l = 0; l < L; l++) {
+      rb_add(r, x[l * pp + s], -2.0 * f * fig[l].g / K->bdpx);
+      rb_add(r, w[l * pp + s], f * fig[l].g / K->bdpx);
+      big += 2.0 * f * fig[l].g / K->bdpx;
+    }
+    rb_add(r, same, big);
+    rb_emit(m, r, 'G', hp__sync_time(0, 0, dp, K->bdpx, K->latdpx), "syncx_s%d", s);
+  }
+  free(z);
+}
+
+static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, int allow_recompute,
                     hp_mip **out, hp_mip_map *map, hp_diag *d)
 {
   const hp_model *md = prob->model;
-  int L = md->n_layers, pp = pl->pp, dp = pl->dp, tp = pl->tp, mbs = pl->mbs;
+  int L = md->n_layers, pp = pl->pp, dp = pl->dp, mbs = pl->mbs, no = K->n_opt;
   double f = dp > 1 ? (double)(dp - 1) / dp : 0;
   hp_mip *m = NULL;
   layer_fig *fig = hp__calloc((size_t)L, sizeof *fig);
-  double *bdp = hp__calloc((size_t)pp, sizeof *bdp), *latdp = hp__calloc((size_t)pp, sizeof *latdp);
   int *x = hp__calloc((size_t)L * pp, sizeof *x), *v = hp__calloc((size_t)L * pp, sizeof *v);
   int *w = hp__calloc((size_t)L * pp, sizeof *w), *t = hp__calloc((size_t)pp * dp, sizeof *t);
-  int *tau = hp__calloc((size_t)dp, sizeof *tau);
+  int *tau = hp__calloc((size_t)dp, sizeof *tau), *ex = hp__calloc((size_t)pp * dp, sizeof *ex);
   rowb r = {0};
   hp_err err = HP_OK;
 
@@ -112,8 +374,12 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
   map->u = hp__calloc((size_t)L * pp, sizeof *map->u);
   map->rec = hp__calloc((size_t)pp, sizeof *map->rec);
   map->zdp = hp__calloc((size_t)L, sizeof *map->zdp);
-  if (!fig || !bdp || !latdp || !x || !v || !w || !t || !tau || !map->u || !map->rec ||
-      !map->zdp || hp_mip_create(&m, d) || hp__replica_links(prob, pl, bdp, latdp)) {
+  if (no > 1) {
+    map->n_types = no;
+    map->type = hp__calloc((size_t)pp * dp * no, sizeof *map->type);
+  }
+  if (!fig || !x || !v || !w || !t || !tau || !ex || !map->u || !map->rec || !map->zdp ||
+      (no > 1 && !map->type) || hp_mip_create(&m, d)) {
     err = hp_fail(d, HP_NOMEM, "out of memory building the MIP");
     goto done;
   }
@@ -158,36 +424,72 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
   for (int l = 0; l < L; l++)
     for (int s = 0; s < pp; s++) {
       int k = l * pp + s;
-      int pairs[2][2] = { { map->rec[s], 0 }, { map->zdp[l], 1 } };
+      int pairs[2] = { map->rec[s], map->zdp[l] };
       for (int q = 0; q < 2; q++) {
-        int other = pairs[q][0], *prod = q == 0 ? v : w;
+        int other = pairs[q], *prod = q == 0 ? v : w;
+        char c = q == 0 ? 'v' : 'w';
         prod[k] = -1;
         if (other < 0) continue;
-        prod[k] = col(m, 0, 1, 0, 0, "%c_l%d_s%d", q == 0 ? 'v' : 'w', l, s);
+        prod[k] = col(m, 0, 1, 0, 0, "%c_l%d_s%d", c, l, s);
         rb_add(&r, prod[k], 1); rb_add(&r, x[k], -1);
-        rb_emit(m, &r, 'L', 0, "%c1_l%d_s%d", q == 0 ? 'v' : 'w', l, s);
+        rb_emit(m, &r, 'L', 0, "%c1_l%d_s%d", c, l, s);
         rb_add(&r, prod[k], 1); rb_add(&r, other, -1);
-        rb_emit(m, &r, 'L', 0, "%c2_l%d_s%d", q == 0 ? 'v' : 'w', l, s);
+        rb_emit(m, &r, 'L', 0, "%c2_l%d_s%d", c, l, s);
         rb_add(&r, prod[k], 1); rb_add(&r, x[k], -1); rb_add(&r, other, -1);
-        rb_emit(m, &r, 'G', -1, "%c3_l%d_s%d", q == 0 ? 'v' : 'w', l, s);
+        rb_emit(m, &r, 'G', -1, "%c3_l%d_s%d", c, l, s);
       }
     }
 
-  /* Stage times t_s_r = sum c (x + v / 3) + Z; the straggler tau_r >= t_s_r. */
+  /* Slot types (relaxation): one per slot, no more slots of a type than its TP groups,
+   * replicas ordered by their stage-0 type (they are interchangeable). */
+  if (no > 1) {
+    for (int s = 0; s < pp; s++)
+      for (int rr = 0; rr < dp; rr++) {
+        for (int o = 0; o < no; o++) {
+          int *y = &map->type[((size_t)s * dp + rr) * no + o];
+          *y = col(m, 0, K->count[o] > 0 ? 1 : 0, 1, 0, "y_s%d_r%d_k%d", s, rr, o);
+          rb_add(&r, *y, 1);
+        }
+        rb_emit(m, &r, 'E', 1, "type_s%d_r%d", s, rr);
+      }
+    for (int o = 0; o < no; o++) {
+      for (int i = 0; i < pp * dp; i++) rb_add(&r, map->type[(size_t)i * no + o], 1);
+      rb_emit(m, &r, 'L', K->count[o], "count_k%d", o);
+    }
+    for (int rr = 0; rr + 1 < dp; rr++) {
+      for (int o = 0; o < no; o++) {
+        rb_add(&r, map->type[(size_t)rr * no + o], o);
+        rb_add(&r, map->type[(size_t)(rr + 1) * no + o], -o);
+      }
+      rb_emit(m, &r, 'L', 0, "symm_r%d", rr);
+    }
+  }
+
+  /* Stage times: t_s_r = sum c (x + v / 3) + Z for its option (>= under each chosen type,
+   * big-M from the largest value the right side can take). The straggler tau_r >= t_s_r. */
   for (int s = 0; s < pp; s++)
     for (int rr = 0; rr < dp; rr++) {
-      double btp, lattp, zt = dp > 1 ? 2.0 * f / bdp[s] : 0;
       int k = s * dp + rr;
-      hp__tp_link(prob, pl, s, rr, &btp, &lattp);
+      double zt = dp > 1 ? 2.0 * f / K->bdp[s] : 0;
       t[k] = col(m, 0, INFINITY, 0, 0, "t_s%d_r%d", s, rr);
-      rb_add(&r, t[k], 1);
-      for (int l = 0; l < L; l++) {
-        double c = hp__slot_layer_time(prob, pl, s, rr, l, btp, lattp);
-        rb_add(&r, x[l * pp + s], -c);
-        if (v[l * pp + s] >= 0) rb_add(&r, v[l * pp + s], -c / 3);
-        if (w[l * pp + s] >= 0) rb_add(&r, w[l * pp + s], -zt * fig[l].pb);
+      for (int o = 0; o < no; o++) {
+        const double *c = &K->c[(((size_t)k) * no + o) * L];
+        double big = 0;
+        rb_add(&r, t[k], 1);
+        for (int l = 0; l < L; l++) {
+          rb_add(&r, x[l * pp + s], -c[l]);
+          if (v[l * pp + s] >= 0) rb_add(&r, v[l * pp + s], -c[l] / 3);
+          if (w[l * pp + s] >= 0) rb_add(&r, w[l * pp + s], -zt * fig[l].pb);
+          big += c[l] * 4.0 / 3.0 + zt * fig[l].pb;
+        }
+        if (no == 1) {
+          rb_emit(m, &r, 'E', 0, "time_s%d_r%d", s, rr);
+        } else {
+          rb_add(&r, map->type[(size_t)k * no + o], -big);
+          rb_emit(m, &r, 'G', -big, "time_s%d_r%d_k%d", s, rr, o);
+        }
       }
-      rb_emit(m, &r, 'E', 0, "time_s%d_r%d", s, rr);
+      if (no > 1) relax_time_row(m, &r, K, map, k, s, L, pp, x, v, w, zt, fig, t[k]);
     }
   for (int rr = 0; rr < dp; rr++) {
     tau[rr] = col(m, 0, INFINITY, 0, 0, "tau_r%d", rr);
@@ -206,15 +508,14 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
     rb_add(&r, map->obj_pipe, 1);
     rb_add(&r, tau[rr], -(double)(pl->gas - 1));
     for (int s = 0; s < pp; s++) {
-      rb_add(&r, t[s * dp + rr], -1);
+      size_t sl = (size_t)s * dp + rr;
+      rb_add(&r, t[sl], -1);
       if (s == pp - 1) continue;
-      double bw, lt;
-      hp__handoff_link(prob, pl, s, rr, &bw, &lt);
-      lat += hp__handoff_time(0, mbs, tp, bw, lt);
+      if (K->by_node) rb_add(&r, ex[sl] = col(m, 0, INFINITY, 0, 0, "ex_s%d_r%d", s, rr), -1);
+      lat += K->lat[sl];
       for (int l = 0; l + 1 < L; l++) {
-        double h = hp__handoff_time(md->layers[l].out_bytes, mbs, tp, bw, 0);
-        rb_add(&r, map->u[l * pp + s], -h);
-        rb_add(&r, map->u[(l + 1) * pp + s], h);
+        rb_add(&r, map->u[l * pp + s], -K->h[sl * L + l]);
+        rb_add(&r, map->u[(l + 1) * pp + s], K->h[sl * L + l]);
       }
     }
     rb_emit(m, &r, 'G', lat, "pipe_r%d", rr);
@@ -225,19 +526,16 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
   for (int s = 0; s < pp && dp > 1; s++) {
     rb_add(&r, map->obj_sync, 1);
     for (int l = 0; l < L; l++) {
-      rb_add(&r, x[l * pp + s], -2.0 * f * fig[l].g / bdp[s]);
-      rb_add(&r, w[l * pp + s], (2.0 * f - f) * fig[l].g / bdp[s]);
+      rb_add(&r, x[l * pp + s], -2.0 * f * fig[l].g / K->bdp[s]);
+      rb_add(&r, w[l * pp + s], (2.0 * f - f) * fig[l].g / K->bdp[s]);
     }
-    rb_emit(m, &r, 'G', hp__sync_time(0, 0, dp, bdp[s], latdp[s]), "sync_s%d", s);
+    rb_emit(m, &r, 'G', hp__sync_time(0, 0, dp, K->bdp[s], K->latdp[s]), "sync_s%d", s);
   }
+  if (K->by_node) node_rows(m, &r, K, map, pl, fig, ex, x, w);
 
-  /* Memory of every device of stage s against the smallest capacity less reserve. */
+  /* Memory of the stage's devices against the capacity of each slot's option. */
   for (int s = 0; s < pp; s++) {
-    double cap = INFINITY, infl = (double)hp_inflight(pl, s);
-    for (int i = 0; i < dp * tp; i++) {
-      const hp_devtype *ty = &prob->cluster->types[hp_device_type(prob, pl->dev[(size_t)s * dp * tp + i])];
-      if (ty->mem - ty->reserved < cap) cap = ty->mem - ty->reserved;
-    }
+    double infl = (double)hp_inflight(pl, s), big = 0, cap = INFINITY;
     int gmax = dp > 1 ? col(m, 0, INFINITY, 0, 0, "gmax_s%d", s) : -1;
     int amax = map->rec[s] >= 0 ? col(m, 0, INFINITY, 0, 0, "amax_s%d", s) : -1;
     int wmax = col(m, 0, INFINITY, 0, 0, "wmax_s%d", s);
@@ -246,35 +544,73 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
       if (gmax >= 0) { rb_add(&r, gmax, 1); rb_add(&r, w[k], -fig[l].pb); rb_emit(m, &r, 'G', 0, "gmax_l%d_s%d", l, s); }
       if (amax >= 0) { rb_add(&r, amax, 1); rb_add(&r, v[k], -fig[l].a); rb_emit(m, &r, 'G', 0, "amax_l%d_s%d", l, s); }
       rb_add(&r, wmax, 1); rb_add(&r, x[k], -fig[l].wk); rb_emit(m, &r, 'G', 0, "wmax_l%d_s%d", l, s);
+      big += fig[l].st + infl * mbs * (fig[l].a + fig[l].in) + fig[l].pb + mbs * fig[l].a + fig[l].wk;
     }
-    for (int l = 0; l < L; l++) {
-      int k = l * pp + s;
-      rb_add(&r, x[k], fig[l].st + infl * mbs * fig[l].a);
-      if (w[k] >= 0) rb_add(&r, w[k], -fig[l].st * f);           /* st - st / dp */
-      if (v[k] >= 0) rb_add(&r, v[k], infl * mbs * (fig[l].in - fig[l].a));
-    }
-    rb_add(&r, gmax, 1);
-    rb_add(&r, amax, (double)mbs);
-    rb_add(&r, wmax, 1);
-    rb_emit(m, &r, 'L', cap, "mem_s%d", s);
+    for (int rr = 0; rr < dp; rr++)
+      for (int o = 0; o < no; o++)
+        if (K->cap[((size_t)s * dp + rr) * no + o] < cap) cap = K->cap[((size_t)s * dp + rr) * no + o];
+    for (int rr = 0; rr < (no == 1 ? 1 : dp); rr++)
+      for (int o = 0; o < no; o++) {
+        for (int l = 0; l < L; l++) {
+          int k = l * pp + s;
+          rb_add(&r, x[k], fig[l].st + infl * mbs * fig[l].a);
+          if (w[k] >= 0) rb_add(&r, w[k], -fig[l].st * f);      /* st - st / dp */
+          if (v[k] >= 0) rb_add(&r, v[k], infl * mbs * (fig[l].in - fig[l].a));
+        }
+        rb_add(&r, gmax, 1);
+        rb_add(&r, amax, (double)mbs);
+        rb_add(&r, wmax, 1);
+        if (no == 1) {
+          rb_emit(m, &r, 'L', cap, "mem_s%d", s);
+        } else {                         /* binds only under the slot's chosen type */
+          double c = K->cap[((size_t)s * dp + rr) * no + o];
+          rb_add(&r, map->type[((size_t)s * dp + rr) * no + o], big);
+          rb_emit(m, &r, 'L', c + big, "mem_s%d_r%d_k%d", s, rr, o);
+        }
+      }
   }
   if (m->failed) err = hp_fail(d, HP_NOMEM, "out of memory building the MIP");
 done:
   free(r.idx);
   free(r.val);
   free(fig);
-  free(bdp);
-  free(latdp);
   free(x);
   free(v);
   free(w);
   free(t);
   free(tau);
+  free(ex);
   if (err) {
     hp_mip_destroy(&m);
     hp_mip_map_release(map);
   }
   *out = m;
+  return err;
+}
+
+hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompute,
+                    hp_mip **out, hp_mip_map *map, hp_diag *d)
+{
+  coeffs k;
+  hp_err err = coeffs_fixed(prob, pl, &k);
+  *out = NULL;
+  memset(map, 0, sizeof *map);
+  if (err) err = hp_fail(d, HP_NOMEM, "out of memory building the MIP");
+  else err = build(prob, pl, &k, allow_recompute, out, map, d);
+  coeffs_free(&k);
+  return err;
+}
+
+hp_err hp_mip_build_bound(const hp_problem *prob, const hp_plan *pl, int by_node,
+                          hp_mip **out, hp_mip_map *map, hp_diag *d)
+{
+  coeffs k;
+  hp_err err = coeffs_bound(prob, pl, by_node, &k);
+  *out = NULL;
+  memset(map, 0, sizeof *map);
+  if (err) err = hp_fail(d, HP_NOMEM, "out of memory building the MIP");
+  else if (!(err = build(prob, pl, &k, 1, out, map, d))) map->by_node = by_node;
+  coeffs_free(&k);
   return err;
 }
 
@@ -296,9 +632,24 @@ void hp_mip_decode(const hp_mip_map *map, const double *x, hp_plan *plan)
   for (int s = 0; s < pp; s++) plan->recompute[s] = map->rec[s] >= 0 && x[map->rec[s]] > 0.5;
 }
 
-void hp_mip_encode(const hp_mip *m, const hp_mip_map *map, const hp_plan *plan, double *x)
+void hp_mip_decode_types(const hp_mip_map *map, const double *x, int *slot_type)
 {
-  int L = map->n_layers, pp = map->pp;
+  for (int i = 0; i < map->pp * map->dp; i++) {
+    slot_type[i] = 0;
+    for (int o = 0; o < map->n_types; o++)
+      if (x[map->type[(size_t)i * map->n_types + o]] > 0.5) slot_type[i] = o;
+  }
+}
+
+int hp_mip_option(const hp_problem *prob, const hp_mip_map *map, int dev)
+{
+  return map->by_node ? prob->cluster->dev_node[dev] : hp_device_type(prob, dev);
+}
+
+void hp_mip_encode(const hp_problem *prob, const hp_mip *m, const hp_mip_map *map,
+                   const hp_plan *plan, double *x)
+{
+  int L = map->n_layers, pp = map->pp, dp = map->dp;
   memset(x, 0, (size_t)m->n_cols * sizeof *x);
   for (int s = 0; s < pp; s++)
     for (int l = 0; l < L; l++)
@@ -307,4 +658,23 @@ void hp_mip_encode(const hp_mip *m, const hp_mip_map *map, const hp_plan *plan, 
     if (map->rec[s] >= 0) x[map->rec[s]] = plan->recompute[s];
   for (int l = 0; l < L; l++)
     if (map->zdp[l] >= 0) x[map->zdp[l]] = plan->zdp[l];
+  if (!map->type) return;
+  /* a relaxation: the types of the plan's placement, replicas ordered by their stage-0
+   * type as the symmetry rows require (replicas are interchangeable there) */
+  int *order = hp__calloc((size_t)dp, sizeof *order);
+  if (!order) return;
+  for (int r = 0; r < dp; r++) order[r] = r;
+  for (int a = 1; a < dp; a++)
+    for (int b = a; b > 0; b--) {
+      int tb = hp_mip_option(prob, map, plan->dev[HP_SLOT(plan, 0, order[b], 0)]);
+      int ta = hp_mip_option(prob, map, plan->dev[HP_SLOT(plan, 0, order[b - 1], 0)]);
+      if (ta <= tb) break;
+      int t = order[b]; order[b] = order[b - 1]; order[b - 1] = t;
+    }
+  for (int s = 0; s < pp; s++)
+    for (int r = 0; r < dp; r++) {
+      int ty = hp_mip_option(prob, map, plan->dev[HP_SLOT(plan, s, order[r], 0)]);
+      x[map->type[((size_t)s * dp + r) * map->n_types + ty]] = 1;
+    }
+  free(order);
 }

@@ -92,21 +92,24 @@ typedef struct hp_mip_solution {
 } hp_mip_solution;
 
 /* Solves m within `seconds` (<= 0: no limit) from an optional start (integer columns
- * set; the backend completes and checks it). */
+ * set; the backend completes and checks it). `cutoff` (INFINITY: none): only points
+ * below it matter; the backend may stop once its bound reaches it, and then reports
+ * that bound (>= cutoff) with status HP_SOL_NONE, or HP_SOL_FEASIBLE if it had a point. */
 typedef hp_err (*hp_mip_backend)(const hp_mip *m, const double *start, const hp_limits *lim,
-                                 double seconds, hp_mip_solution *out, hp_diag *d);
+                                 double seconds, double cutoff, hp_mip_solution *out,
+                                 hp_diag *d);
 
 #ifdef HP_HAVE_GLPK
 hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
-                          double seconds, hp_mip_solution *out, hp_diag *d);
+                          double seconds, double cutoff, hp_mip_solution *out, hp_diag *d);
 #endif
 #ifdef HP_HAVE_CBC
 hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
-                         double seconds, hp_mip_solution *out, hp_diag *d);
+                         double seconds, double cutoff, hp_mip_solution *out, hp_diag *d);
 #endif
 
-/* Every configuration, the Megatron-order placement and its mirror, one MIP each (the
- * dp solver's split as the start); the least per-MIP bound is the bound over that space. */
+/* The certificate over every configuration (mip_search.c): per configuration the
+ * placement-free relaxation's bound and the exact MIPs of two fixed placements. */
 hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backend backend,
                       const char *name, hp_result *out, hp_diag *d);
 #endif

@@ -13,7 +13,7 @@
 #include "search.h"
 
 hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
-                          double seconds, hp_mip_solution *out, hp_diag *d)
+                          double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
 {
   Cbc_Model *cm = Cbc_newModel();
   char buf[32];
@@ -34,6 +34,9 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
   Cbc_setParameter(cm, "timeMode", "elapsed");
   if (seconds > 0) Cbc_setMaximumSeconds(cm, seconds);
   Cbc_setAllowableFractionGap(cm, lim->gap);
+  /* CBC prunes a node within its cutoff increment (absolute, 1e-5 by default) of the
+   * cutoff: the margin keeps "nothing below the cutoff" true of the caller's cutoff */
+  if (isfinite(cutoff)) Cbc_setCutoff(cm, cutoff + 1e-4 * fabs(cutoff) + 1e-4);
   snprintf(buf, sizeof buf, "%d", lim->threads > 0 ? lim->threads : 1);
   Cbc_setParameter(cm, "threads", buf);
   if (start) {
@@ -48,17 +51,33 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
   int sec = Cbc_secondaryStatus(cm);
   const double *x = Cbc_getColSolution(cm);
   int has = Cbc_numberSavedSolutions(cm) > 0 && x;
-  if (Cbc_isProvenInfeasible(cm) && !has) out->status = HP_SOL_INFEASIBLE;
+  if ((Cbc_isProvenInfeasible(cm) || Cbc_isProvenOptimal(cm)) && !has && isfinite(cutoff)) {
+    out->status = HP_SOL_NONE;       /* nothing below the cutoff */
+    out->bound = cutoff;
+  }
+  else if (Cbc_isProvenInfeasible(cm) && !has) out->status = HP_SOL_INFEASIBLE;
   else if (sec == 2 && has) out->status = HP_SOL_FEASIBLE;          /* stopped on the gap */
   else if (Cbc_isProvenOptimal(cm) && has) out->status = HP_SOL_OPTIMAL;
   else if (has) out->status = HP_SOL_FEASIBLE;
   else out->status = HP_SOL_NONE;
   if (has) {
+    char why[160];
     out->obj = Cbc_getObjValue(cm);
     out->x = calloc((size_t)m->n_cols, sizeof *out->x);
     if (out->x) for (int j = 0; j < m->n_cols; j++) out->x[j] = x[j];
+    /* CBC 2.10 can hand back an unfinished polishing iterate when the clock ran out
+     * (coin-or/Cbc#353): a point that fails the rows is no solution */
+    if (out->x && !hp_mip_check(m, out->x, 1e-6, why, sizeof why)) {
+      free(out->x);
+      out->x = NULL;
+      has = 0;
+      out->status = HP_SOL_NONE;
+    }
     out->bound = out->status == HP_SOL_OPTIMAL ? out->obj : Cbc_getBestPossibleObjValue(cm);
     if (!isfinite(out->bound) || out->bound > out->obj) out->bound = -INFINITY;
+  } else if (out->status == HP_SOL_NONE && !(out->bound >= cutoff)) {
+    double b = Cbc_getBestPossibleObjValue(cm);  /* stopped before an incumbent */
+    out->bound = isfinite(b) && fabs(b) < 1e30 ? b : -INFINITY;
   }
   Cbc_deleteModel(cm);
   free(ints);

@@ -19,6 +19,7 @@ typedef struct glpk_cb {
   const double *start;    /* 1-based full start vector, or NULL */
   int start_given;
   double bound;           /* best bound seen */
+  double cutoff;          /* stop once the bound reaches it */
 } glpk_cb;
 
 static jmp_buf glpk_jump;
@@ -37,6 +38,7 @@ static void callback(glp_tree *T, void *info)
     break;
   case GLP_ISELECT: case GLP_IBINGO: case GLP_IROWGEN: case GLP_ICUTGEN:
     if ((node = glp_ios_best_node(T)) != 0) cb->bound = glp_ios_node_bound(T, node);
+    if (cb->bound >= cb->cutoff) glp_ios_terminate(T);
     break;
   default:
     break;
@@ -106,11 +108,11 @@ static double *complete_start(glp_prob *P, const hp_mip *m, const double *start)
 }
 
 hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
-                           double seconds, hp_mip_solution *out, hp_diag *d)
+                           double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
 {
   glp_prob *volatile P = NULL;
   double *volatile full = NULL;
-  glpk_cb cb = { NULL, 0, -INFINITY };
+  glpk_cb cb = { NULL, 0, -INFINITY, cutoff };
   glp_iocp ip;
   glp_smcp sp;
   int ret;
@@ -157,6 +159,8 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
     if (!out->x) { glp_delete_prob(P); free(full); return hp_fail(d, HP_NOMEM, "out of memory"); }
     for (int j = 0; j < m->n_cols; j++) out->x[j] = glp_mip_col_val(P, j + 1);
     out->bound = out->status == HP_SOL_OPTIMAL ? out->obj : cb.bound;
+  } else if (out->status == HP_SOL_NONE) {
+    out->bound = cb.bound;           /* stopped before an incumbent: the bound still holds */
   }
 done:
   glp_delete_prob(P);

@@ -60,6 +60,9 @@ typedef struct hp_mip_map {
   int *rec;             /* [pp] column of R_s, -1 if recompute is not modelled */
   int *zdp;             /* [n_layers] column of z_l, -1 when dp = 1 */
   int obj_pipe, obj_sync;
+  int n_types;          /* relaxation only: options of a slot (device types, or nodes) */
+  int by_node;          /* the options are nodes */
+  int *type;            /* [pp * dp * n_types] column of y_s_r_k (slot (s, r) takes option k), or NULL */
 } hp_mip_map;
 
 void hp_mip_map_release(hp_mip_map *map);
@@ -72,10 +75,29 @@ void hp_mip_map_release(hp_mip_map *map);
 hp_err hp_mip_build(const hp_problem *prob, const hp_plan *plan, int allow_recompute,
                     hp_mip **out, hp_mip_map *map, hp_diag *d);
 
+/* The placement-free relaxation of `plan`'s configuration (its placement is ignored).
+ * by_node 0: each slot chooses a device type, as many slots of a type as it has TP
+ * groups; layer times are each type's best over its TP groups; hand-offs, gathers and
+ * syncs run at the best link a set of that many devices can have. by_node 1: each slot
+ * chooses a node (the aggregation of its identical GPUs); hand-offs and syncs pay the
+ * best link between nodes unless their slots share a node. Memory is exact for the
+ * chosen types. Every plan of the configuration is a feasible point of either at no
+ * greater objective, so its optimum (or a backend's bound) is a lower bound over every
+ * placement (docs/formulation.md). */
+hp_err hp_mip_build_bound(const hp_problem *prob, const hp_plan *plan, int by_node,
+                          hp_mip **out, hp_mip_map *map, hp_diag *d);
+
 /* Reads stages, recompute and sharding from a solution x into `plan`. */
 void hp_mip_decode(const hp_mip_map *map, const double *x, hp_plan *plan);
+/* A relaxation's solution: the option (type or node) of each slot, slot_type[s * dp + r]. */
+void hp_mip_decode_types(const hp_mip_map *map, const double *x, int *slot_type);
+
+/* The option of a device in a relaxation: its node if map->by_node, else its type. */
+int hp_mip_option(const hp_problem *prob, const hp_mip_map *map, int dev);
+
 /* The integer columns' values for a plan (others 0): a start for a backend to complete.
- * Writes n_cols values into x. */
-void hp_mip_encode(const hp_mip *m, const hp_mip_map *map, const hp_plan *plan, double *x);
+ * For a relaxation's map, the plan's placement gives the types. Writes n_cols values. */
+void hp_mip_encode(const hp_problem *prob, const hp_mip *m, const hp_mip_map *map,
+                   const hp_plan *plan, double *x);
 
 #endif

@@ -100,9 +100,16 @@ int cmd_plan(int argc, char **argv)
     rc = cli_fail(&d, err);
     goto done;
   }
-  fprintf(stderr, "hetplan: pp %d tp %d dp %d mbs %d: iteration %.6f s, %.4f samples/s%s\n",
+  fprintf(stderr, "hetplan: pp %d tp %d dp %d mbs %d: iteration %.6f s, %.4f samples/s",
           res.plan->pp, res.plan->tp, res.plan->dp, res.plan->mbs, e.iteration_time,
-          e.throughput, isfinite(res.bound) ? ", optimal over its space" : "");
+          e.throughput);
+  if (res.status == HP_SOL_OPTIMAL)
+    fprintf(stderr, ", optimal over its space\n");
+  else if (isfinite(res.bound))
+    fprintf(stderr, ", lower bound %.6f s (gap %.2f%%) over its space\n", res.bound,
+            100 * (res.objective - res.bound) / res.objective);
+  else
+    fprintf(stderr, "\n");
   rc = cli_write(o.out, text);
 done:
   free(text);

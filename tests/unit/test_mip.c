@@ -55,8 +55,7 @@ static double brute(const hp_problem *p, hp_plan *pl, long *fit)
   return best;
 }
 
-typedef hp_err (*backend_fn)(const hp_mip *, const double *, const hp_limits *, double,
-                             hp_mip_solution *, hp_diag *);
+typedef hp_mip_backend backend_fn;
 
 /* Solves the MIP of (pp, tp, dp, mbs, placement) with a backend; returns the status and,
  * through the pointers, the objective and the evaluator's time of the decoded plan. */
@@ -81,10 +80,10 @@ static hp_sol_status solve(backend_fn be, const hp_problem *p, const hp_plan *tm
     hp_plan_copy(&st, tmpl, &d);
     if (hp__dp_split(p, st, &o, &found, &ob, NULL, &d) == HP_OK && found) {
       x0 = calloc((size_t)m->n_cols, sizeof *x0);
-      hp_mip_encode(m, &map, st, x0);
+      hp_mip_encode(p, m, &map, st, x0);
     }
   }
-  if (be(m, x0, &lim, 60, &sol, &d)) fprintf(stderr, "  backend: %s\n", d.msg);
+  if (be(m, x0, &lim, 60, INFINITY, &sol, &d)) fprintf(stderr, "  backend: %s\n", d.msg);
   *obj = sol.obj;
   *eval_time = INFINITY;
   if (sol.x) {
@@ -175,6 +174,91 @@ TEST(mip_proves_infeasibility_when_nothing_fits)
 {
   static const int dev[] = { 0, 1, 2, 3 };
   check_case(0.02, 2, 1, 2, 1, 8, dev, INFEASIBLE);
+}
+
+/* Brute force over every placement of configuration c: the minimum evaluator time over
+ * orders of the TP groups x partitions x recompute x sharding (INFINITY if none fits). */
+static double brute_config(const hp_problem *p, const hp_config *c)
+{
+  int groups[8], order[8], ng = hp__tp_groups(p, c->tp, groups);
+  hp_plan *pl = NULL;
+  double best = INFINITY;
+  long fit;
+  hp_diag d = {0};
+  hp__plan_for(p, c, &pl, &d);
+  for (int i = 0; i < ng; i++) order[i] = i;
+  do {
+    hp__place_groups(pl, groups, order);
+    double b = brute(p, pl, &fit);
+    if (b < best) best = b;
+  } while (hp__next_perm(order, ng));
+  hp_plan_destroy(&pl);
+  return best;
+}
+
+/* The relaxation of configuration c (types or nodes) solved by a backend: its optimum,
+ * INFINITY if infeasible. */
+static double relaxation(backend_fn be, const hp_problem *p, const hp_config *c, int by_node)
+{
+  hp_plan *pl = NULL;
+  hp_mip *m = NULL;
+  hp_mip_map map;
+  hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
+  hp_limits lim;
+  hp_diag d = {0};
+  double v;
+  hp_limits_init(&lim);
+  hp__plan_for(p, c, &pl, &d);
+  hp_plan_place_in_order(pl);
+  if (hp_mip_build_bound(p, pl, by_node, &m, &map, &d) || be(m, NULL, &lim, 60, INFINITY, &sol, &d))
+    fprintf(stderr, "  relaxation: %s\n", d.msg);
+  v = sol.status == HP_SOL_OPTIMAL ? sol.obj : sol.status == HP_SOL_INFEASIBLE ? INFINITY : NAN;
+  free(sol.x);
+  hp_mip_destroy(&m);
+  hp_mip_map_release(&map);
+  hp_plan_destroy(&pl);
+  return v;
+}
+
+/* Both relaxations bound every placement of every configuration from below (brute force
+ * over placements, partitions, recompute and sharding), and are infeasible exactly where
+ * nothing fits, on a two-node, two-kind cluster with memory binding, free and too small;
+ * the node relaxation is never weaker than the type relaxation. */
+TEST(relaxations_bound_every_placement_of_every_configuration)
+{
+  static const double mems[] = { 0.3, 64, 0.02 };
+  for (int k = 0; k < 3; k++) {
+    hp_problem *p = fx_problem(model6z, cluster(mems[k]), NULL, 8, HP_1F1B);
+    hp_config *cfg = NULL;
+    int n = hp__configs(p, &cfg), checked = 0;
+    CHECK(n > 0);
+    for (int i = 0; i < n; i++) {
+      double bf = brute_config(p, &cfg[i]);
+      for (int b = 0; b < 2; b++) {
+        backend_fn be = NULL;
+#ifdef HP_HAVE_GLPK
+        if (b == 0) be = hp__glpk_solve_mip;
+#endif
+#ifdef HP_HAVE_CBC
+        if (b == 1) be = hp__cbc_solve_mip;
+#endif
+        if (!be) { fprintf(stderr, "  hetplan was built without a MIP backend\n"); CHECK(0); continue; }
+        double ty = relaxation(be, p, &cfg[i], 0), nd = relaxation(be, p, &cfg[i], 1);
+        CHECK(!isnan(ty) && !isnan(nd));       /* both solved to the end */
+        if (!(ty <= bf * (1 + 1e-7)) || !(nd <= bf * (1 + 1e-7)) || !(nd >= ty * (1 - 1e-7)))
+          fprintf(stderr, "  mem %g pp %d tp %d dp %d mbs %d: type %g node %g brute %g\n", mems[k],
+                  cfg[i].pp, cfg[i].tp, cfg[i].dp, cfg[i].mbs, ty, nd, bf);
+        CHECK(ty <= bf * (1 + 1e-7));
+        CHECK(nd <= bf * (1 + 1e-7));
+        CHECK(nd >= ty * (1 - 1e-7));
+        CHECK(isfinite(ty) == isfinite(bf));
+        checked++;
+      }
+    }
+    CHECK(checked == 2 * n);
+    free(cfg);
+    hp_problem_destroy(&p);
+  }
 }
 
 TEST(mip_lp_and_mps_writers_name_every_column_and_row)
