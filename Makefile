@@ -3,6 +3,7 @@
 #   make demo       build, then plan and evaluate the bundled examples
 #   make test       warnings-fatal build, then the whole test suite (what CI runs)
 #   make bench      planning-time benchmark tables (not a test)
+#   make bench-mip  the MIP solvers' bound and gap on 16 to 768 GPUs (not a test, ~35 min)
 #   make check-asan the test suite under AddressSanitizer + UBSan (build/asan/)
 #   make deps       install the Debian packages the project needs (as root)
 # Optional parts are switches: CUDA_HOME (the GPU profiler, built only where the
@@ -45,7 +46,7 @@ LIB   := $(BUILD)/libhetplan.a
 TOOL  := $(BUILD)/hetplan
 UNIT  := $(BUILD)/unit_tests
 
-.PHONY: all demo test unit bench check-asan deps clean
+.PHONY: all demo test unit bench bench-mip check-asan deps clean
 
 all: $(TOOL)
 
@@ -73,6 +74,10 @@ $(BENCH): $(BUILD)/bench/bench_search.o $(LIB)
 # Planning-time figures (printed, not asserted): see bench/README.md.
 bench: $(BENCH)
 	./$(BENCH)
+
+# The MIP certificate's time, bound and gap (about 35 minutes; BENCH_QUICK=1: 3).
+bench-mip: $(TOOL)
+	./bench/bench_mip.sh $(TOOL)
 
 demo: all
 	./examples/demo.sh $(TOOL)

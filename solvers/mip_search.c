@@ -20,8 +20,7 @@
 #include "search.h"
 
 #define MIP_DEFAULT_SECONDS 60.0
-/* No backend call gets less: CBC 2.10 has crashed in its preprocessing's clean-up when
- * its clock ran out within a few milliseconds (CglPreProcess::postProcess). */
+/* No backend call gets less: a relaxation cut off within milliseconds bounds nothing. */
 #define MIP_MIN_SECONDS 0.5
 
 static void place_mirror(hp_plan *pl)

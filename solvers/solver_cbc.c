@@ -37,6 +37,9 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
   /* CBC prunes a node within its cutoff increment (absolute, 1e-5 by default) of the
    * cutoff: the margin keeps "nothing below the cutoff" true of the caller's cutoff */
   if (isfinite(cutoff)) Cbc_setCutoff(cm, cutoff + 1e-4 * fabs(cutoff) + 1e-4);
+  /* CBC 2.10.8 crashed in its preprocessing's clean-up (CglPreProcess::postProcess)
+   * on our relaxations with a cutoff: preprocessing is off then */
+  if (isfinite(cutoff)) Cbc_setParameter(cm, "preprocess", "off");
   snprintf(buf, sizeof buf, "%d", lim->threads > 0 ? lim->threads : 1);
   Cbc_setParameter(cm, "threads", buf);
   if (start) {
@@ -95,8 +98,8 @@ static hp_err cbc_solve(const hp_problem *prob, const hp_plan *start, const hp_l
 
 const hp_solver hp_solver_cbc = {
   .name = "cbc",
-  .desc = "exact MIP per configuration (stages, per-layer ZeRO-3, recompute, memory) by CBC; "
-          "Megatron-order placement",
+  .desc = "MIP by CBC: placement-free relaxations bound every configuration (pruned "
+          "against dp and sa), exact MIPs of two placements improve the plan",
   .flags = HP_SOLVER_BOUND,
   .solve = cbc_solve,
 };

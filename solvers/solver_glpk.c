@@ -178,8 +178,8 @@ static hp_err glpk_solve(const hp_problem *prob, const hp_plan *start, const hp_
 
 const hp_solver hp_solver_glpk = {
   .name = "glpk",
-  .desc = "exact MIP per configuration (stages, per-layer ZeRO-3, recompute, memory) by GLPK; "
-          "Megatron-order placement",
+  .desc = "MIP by GLPK: placement-free relaxations bound every configuration (pruned "
+          "against dp and sa), exact MIPs of two placements improve the plan",
   .flags = HP_SOLVER_BOUND,
   .solve = glpk_solve,
 };

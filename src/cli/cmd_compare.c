@@ -137,8 +137,9 @@ int cmd_compare(int argc, char **argv)
         printf(" %+.2f%%%s", 100 * (w->r.objective / best_time - 1), w->r.fits ? "" : " (does not fit)");
       printf("\n");
     }
-    printf("\nlower bound: over the space each solver searched (glpk, cbc: their placements; "
-           "enum: all)\nproven gap: distance above the best bound over the whole space%s\n",
+    printf("\nlower bound: proven over the whole space (glpk, cbc: relaxations of every "
+           "configuration; enum: all plans)\nproven gap: distance above the best bound over the "
+           "whole space%s\n",
            isfinite(best_bound) ? "" : " (none proved here)");
   }
   for (int i = 0; i < n; i++) hp_result_release(&rows[i].r);
