@@ -4,7 +4,8 @@
 # its measured layer times, gbs 32) with glpk and cbc, 300 s limit; (2) GPT 2.6B on
 # mixed A100/V100 clusters of 64, 256 and 768 GPUs (8 per node, alternating kinds,
 # 100 Gbit/s between nodes), gbs 512, cbc with 60 s and 300 s limits. Takes about 35
-# minutes; BENCH_QUICK=1 runs (1) and the 64-GPU case at 60 s only.
+# minutes; BENCH_QUICK=1 runs (1) and the 64-GPU case at 60 s only; BENCH_NODES and
+# BENCH_LIMITS choose the cluster sizes (nodes of 8) and limits of (2).
 set -u
 H=${1:-build/hetplan}
 cd "$(dirname "$0")/.."
@@ -46,7 +47,7 @@ PY
 printf '%-28s %-5s %6s %8s  %-9s %10s %10s %8s\n' set-up solver limit wall status "time s" "bound s" gap
 AMP=(--model models/gpt2-amp.json --cluster models/amp-hetero.json --profile models/gpt2-amp.profile.json --gbs 32)
 for s in glpk cbc; do row "AMP hetero 16 GPUs" $s 300 "${AMP[@]}"; done
-sizes="8 32 96"; limits="60 300"
+sizes=${BENCH_NODES:-8 32 96}; limits=${BENCH_LIMITS:-60 300}
 [ "${BENCH_QUICK:-0}" = 1 ] && { sizes=8; limits=60; }
 for n in $sizes; do
   cluster $n "$tmp/c$n.json"
