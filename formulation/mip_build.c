@@ -646,10 +646,9 @@ int hp_mip_option(const hp_problem *prob, const hp_mip_map *map, int dev)
   return map->by_node ? prob->cluster->dev_node[dev] : hp_device_type(prob, dev);
 }
 
-void hp_mip_encode(const hp_problem *prob, const hp_mip *m, const hp_mip_map *map,
-                   const hp_plan *plan, double *x)
+void hp_mip_encode(const hp_mip *m, const hp_mip_map *map, const hp_plan *plan, double *x)
 {
-  int L = map->n_layers, pp = map->pp, dp = map->dp;
+  int L = map->n_layers, pp = map->pp;
   memset(x, 0, (size_t)m->n_cols * sizeof *x);
   for (int s = 0; s < pp; s++)
     for (int l = 0; l < L; l++)
@@ -658,23 +657,4 @@ void hp_mip_encode(const hp_problem *prob, const hp_mip *m, const hp_mip_map *ma
     if (map->rec[s] >= 0) x[map->rec[s]] = plan->recompute[s];
   for (int l = 0; l < L; l++)
     if (map->zdp[l] >= 0) x[map->zdp[l]] = plan->zdp[l];
-  if (!map->type) return;
-  /* a relaxation: the types of the plan's placement, replicas ordered by their stage-0
-   * type as the symmetry rows require (replicas are interchangeable there) */
-  int *order = hp__calloc((size_t)dp, sizeof *order);
-  if (!order) return;
-  for (int r = 0; r < dp; r++) order[r] = r;
-  for (int a = 1; a < dp; a++)
-    for (int b = a; b > 0; b--) {
-      int tb = hp_mip_option(prob, map, plan->dev[HP_SLOT(plan, 0, order[b], 0)]);
-      int ta = hp_mip_option(prob, map, plan->dev[HP_SLOT(plan, 0, order[b - 1], 0)]);
-      if (ta <= tb) break;
-      int t = order[b]; order[b] = order[b - 1]; order[b - 1] = t;
-    }
-  for (int s = 0; s < pp; s++)
-    for (int r = 0; r < dp; r++) {
-      int ty = hp_mip_option(prob, map, plan->dev[HP_SLOT(plan, s, order[r], 0)]);
-      x[map->type[((size_t)s * dp + r) * map->n_types + ty]] = 1;
-    }
-  free(order);
 }

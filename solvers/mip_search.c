@@ -51,14 +51,14 @@ static hp_err template_plan(const hp_problem *prob, const hp_config *c, int vari
 }
 
 /* Solves one MIP from an optional start plan; fills `sol`. */
-static hp_err solve_one(const hp_problem *prob, hp_mip *m, const hp_mip_map *map,
+static hp_err solve_one(hp_mip *m, const hp_mip_map *map,
                         const hp_plan *start, hp_mip_backend backend, const hp_limits *lim,
                         double seconds, double cutoff, hp_mip_solution *sol, hp_diag *d)
 {
   double *x0 = NULL;
   hp_err err;
   if (start && (x0 = hp__calloc((size_t)m->n_cols, sizeof *x0)))
-    hp_mip_encode(prob, m, map, start, x0);
+    hp_mip_encode(m, map, start, x0);
   err = backend(m, x0, lim, seconds, cutoff, sol, d);
   free(x0);
   return err;
@@ -175,7 +175,7 @@ static hp_err relax_one(const hp_problem *prob, const hp_config *c, int by_node,
   /* no start: it cannot raise the bound, and CBC 2.10.8 given the DP's plan as a start
    * reported the node relaxation of AMP's pp 4, dp 4, mbs 1 "optimal" at 0.916900 where
    * GLPK and CBC without it proved 0.907803, a point both found */
-  err = solve_one(prob, m, &map, NULL, backend, lim, seconds,
+  err = solve_one(m, &map, NULL, backend, lim, seconds,
                   out->plan ? out->objective : INFINITY, &sol, d);
   if (!err) {
     out->work++;
@@ -289,7 +289,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
     if ((err = template_plan(prob, &cfg[ci], jobs[k].variant, &pl, d)) ||
         (err = hp_mip_build(prob, pl, 1, &m, &map, d)))
       { hp_plan_destroy(&pl); break; }
-    err = solve_one(prob, m, &map, dp_plan[2 * ci + jobs[k].variant], backend, lim, left,
+    err = solve_one(m, &map, dp_plan[2 * ci + jobs[k].variant], backend, lim, left,
                     INFINITY, &sol, d);
     if (!err) {
       out->work++;

@@ -96,8 +96,8 @@ void hp_mip_decode_types(const hp_mip_map *map, const double *x, int *slot_type)
 int hp_mip_option(const hp_problem *prob, const hp_mip_map *map, int dev);
 
 /* The integer columns' values for a plan (others 0): a start for a backend to complete.
- * For a relaxation's map, the plan's placement gives the types. Writes n_cols values. */
-void hp_mip_encode(const hp_problem *prob, const hp_mip *m, const hp_mip_map *map,
-                   const hp_plan *plan, double *x);
+ * For the exact MIP's map (hp_mip_build); relaxations are solved without a start. Writes
+ * n_cols values. */
+void hp_mip_encode(const hp_mip *m, const hp_mip_map *map, const hp_plan *plan, double *x);
 
 #endif

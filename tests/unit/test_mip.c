@@ -80,7 +80,7 @@ static hp_sol_status solve(backend_fn be, const hp_problem *p, const hp_plan *tm
     hp_plan_copy(&st, tmpl, &d);
     if (hp__dp_split(p, st, &o, &found, &ob, NULL, &d) == HP_OK && found) {
       x0 = calloc((size_t)m->n_cols, sizeof *x0);
-      hp_mip_encode(p, m, &map, st, x0);
+      hp_mip_encode(m, &map, st, x0);
     }
   }
   if (be(m, x0, &lim, 60, INFINITY, &sol, &d)) fprintf(stderr, "  backend: %s\n", d.msg);
