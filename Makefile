@@ -36,7 +36,7 @@ LDLIBS   += $(shell pkg-config --libs cbc)
 else
 LIB_SRCS := $(filter-out solvers/solver_cbc.c,$(LIB_SRCS))
 endif
-CLI_SRCS  := $(wildcard src/cli/*.c)
+CLI_SRCS  := $(wildcard cli/*.c)
 TEST_SRCS := $(wildcard tests/unit/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)

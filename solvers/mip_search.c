@@ -12,7 +12,7 @@
  *      configuration not pruned, most promising first, to improve the incumbent.
  * The global bound is the least bound among configurations not pruned (a stopped
  * relaxation still bounds); a configuration whose relaxation never ran leaves no bound.
- * Progress goes to stderr when the search runs past two seconds. Default limit 60 s. */
+ * Progress goes to the limits' observer after every step. Default limit 60 s. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,7 +133,7 @@ static int node_relaxation_fits(const hp_problem *p, const hp_config *c)
 
 typedef struct progress {
   const char *name;
-  double t0, last;
+  double t0;
   int n;
 } progress;
 
@@ -145,18 +145,21 @@ static double global_bound(const cfg_state *st, int n, const hp_result *out)
   return b;
 }
 
-static void report(progress *pg, const char *what, int done, const cfg_state *st,
-                   const hp_result *out, int force)
+/* Tells the limits' observer, if any, where the search stands. */
+static void report(const progress *pg, const hp_limits *lim, const char *what, int done,
+                   const cfg_state *st, const hp_result *out)
 {
-  double now = hp__now(), b = global_bound(st, pg->n, out);
-  if (now - pg->t0 < 2 || (!force && now - pg->last < 1)) return;
-  pg->last = now;
-  fprintf(stderr, "%s: %5.1f s  %s %d/%d  incumbent ", pg->name, now - pg->t0, what, done, pg->n);
-  if (out->plan) fprintf(stderr, "%.6f", out->objective); else fprintf(stderr, "none");
-  if (isfinite(b) && out->plan)
-    fprintf(stderr, "  bound %.6f  gap %.2f%%\n", b, 100 * (out->objective - b) / out->objective);
-  else
-    fprintf(stderr, "  bound %s\n", isfinite(b) ? "pending" : "none yet");
+  hp_progress p;
+  if (!lim->progress) return;
+  p.solver = pg->name;
+  p.phase = what;
+  p.done = done;
+  p.total = pg->n;
+  p.elapsed = hp__now() - pg->t0;
+  p.incumbent = out->plan ? out->objective : INFINITY;
+  p.bound = global_bound(st, pg->n, out);
+  if (!isfinite(p.bound)) p.bound = -INFINITY;
+  lim->progress(lim->progress_ctx, &p);
 }
 
 /* The relaxation of configuration c within `seconds`: updates its state and offers the
@@ -209,7 +212,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   hp_plan **dp_plan = n > 0 ? hp__calloc((size_t)n * 2, sizeof *dp_plan) : NULL;
   cfg_state *st = n > 0 ? hp__calloc((size_t)n, sizeof *st) : NULL;
   int *order = n > 0 ? hp__calloc((size_t)n, sizeof *order) : NULL;
-  progress pg = { name, hp__now(), 0, n };
+  progress pg = { name, hp__now(), n };
   hp_err err = HP_OK;
   if (n < 0 || (n > 0 && (!jobs || !dp_plan || !st || !order))) {
     free(cfg); free(jobs); free(dp_plan); free(st); free(order);
@@ -272,7 +275,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
                       give > MIP_MIN_SECONDS ? give : MIP_MIN_SECONDS, &st[ci], out, d);
       done++;
       prune(st, n, out);
-      report(&pg, pass_name[pass], done, st, out, 0);
+      report(&pg, lim, pass_name[pass], done, st, out);
     }
   }
 
@@ -303,10 +306,10 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
     hp_mip_map_release(&map);
     hp_plan_destroy(&pl);
     prune(st, n, out);
-    report(&pg, "fixed-placement MIPs", k + 1, st, out, 0);
+    report(&pg, lim, "fixed-placement MIPs", k + 1, st, out);
   }
   bound = global_bound(st, n, out);
-  report(&pg, "done", n, st, out, 1);
+  report(&pg, lim, "done", n, st, out);
   for (int i = 0; i < 2 * n; i++) hp_plan_destroy(&dp_plan[i]);
   free(cfg);
   free(jobs);

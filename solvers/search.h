@@ -6,6 +6,14 @@
 
 #include "../src/internal.h"
 
+/* Monotonic wall clock, seconds. */
+double hp__now(void);
+
+/* The (pp, tp, dp) triples of the search space (cost-model.md section 5): pp*tp*dp = D,
+ * tp divides every node's GPU count, pp <= n_layers. Writes up to `cap` triples into
+ * `out` (3 ints each) and returns how many there are. */
+int hp__degrees(const hp_problem *p, int *out, int cap);
+
 typedef struct hp_dp_opts {
   int allow_recompute;   /* a stage may recompute when it does not fit otherwise */
   int allow_zdp;         /* a stage may shard all its layers (ZeRO-3) when dp > 1 */

@@ -11,14 +11,6 @@ void *hp__calloc(size_t n, size_t sz);
 /* strdup that accepts NULL (returns NULL). */
 char *hp__strdup(const char *s);
 
-/* Monotonic wall clock, seconds. */
-double hp__now(void);
-
-/* The (pp, tp, dp) triples of the search space (cost-model.md section 5): pp*tp*dp = D,
- * tp divides every node's GPU count, pp <= n_layers. Writes up to `cap` triples into
- * `out` (3 ints each) and returns how many there are. */
-int hp__degrees(const hp_problem *p, int *out, int cap);
-
 /* A growing string for writers (SVG): printf-style appends; `failed` records running
  * out of memory once, after which appends do nothing. */
 typedef struct hp_sb { char *s; size_t len, cap; int failed; } hp_sb;

@@ -1,26 +1,28 @@
 #!/usr/bin/env bash
-# run.sh BUILD -- runs the unit tests and the command-line tests of a build folder and
-# ends with the line "N passed, N failed" (the sum of both).
+# run.sh BUILD -- runs every test program of a build folder (unit tests, the layering
+# check, the command-line tests) and ends with the line "N passed, N failed" (their sum).
+# Each program ends with its own line "NAME: N passed, N failed"; one that does not, or
+# that fails without counting a failure, counts as a failure.
 set -u
 build=${1:-build/test}
 cd "$(dirname "$0")/.." || exit 2
 [ -x "$build/unit_tests" ] && [ -x "$build/hetplan" ] || { echo "run.sh: build $build first (make test)"; exit 2; }
 
-unit_out=$("$build/unit_tests" 2>&1); unit_rc=$?
-echo "$unit_out"
-cli_out=$(HETPLAN="$build/hetplan" ./tests/cli/test_cli.sh 2>&1); cli_rc=$?
-echo "$cli_out"
-
-count() { echo "$1" | sed -n "s/^$2: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p" | tail -1; }
-read -r up uf <<<"$(count "$unit_out" unit)"
-read -r cp cf <<<"$(count "$cli_out" cli)"
-if [ -z "${up:-}" ] || [ -z "${cp:-}" ]; then
-  echo "run.sh: a test program did not report its counts (unit rc $unit_rc, cli rc $cli_rc)"
-  echo "0 passed, 1 failed"
-  exit 1
-fi
-passed=$((up + cp)); failed=$((uf + cf))
-[ "$unit_rc" -ne 0 ] && [ "$uf" -eq 0 ] && failed=$((failed + 1))
-[ "$cli_rc" -ne 0 ] && [ "$cf" -eq 0 ] && failed=$((failed + 1))
+passed=0; failed=0
+run() {   # run NAME cmd...
+  local name=$1 out rc p f; shift
+  out=$("$@" 2>&1); rc=$?
+  echo "$out"
+  read -r p f <<<"$(echo "$out" | sed -n "s/^$name: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p" | tail -1)"
+  if [ -z "${p:-}" ]; then
+    echo "run.sh: $name did not report its counts (rc $rc)"
+    failed=$((failed + 1)); return
+  fi
+  passed=$((passed + p)); failed=$((failed + f))
+  [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && failed=$((failed + 1))
+}
+run unit "$build/unit_tests"
+run layers ./tests/layers/check_layers.sh "$build"
+run cli env HETPLAN="$build/hetplan" ./tests/cli/test_cli.sh
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

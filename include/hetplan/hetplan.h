@@ -7,6 +7,7 @@
 #include "hp_problem.h"
 #include "hp_plan.h"
 #include "hp_eval.h"
+#include "hp_result.h"
 #include "hp_solver.h"
 #include "hp_io.h"
 #include "hp_transformer.h"

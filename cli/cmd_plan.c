@@ -51,6 +51,7 @@ int cmd_plan(int argc, char **argv)
   hp_problem *prob = NULL;
   const hp_solver *s;
   hp_limits lim;
+  cli_progress pg;
   hp_result res;
   hp_eval e = {0};
   hp_diag d;
@@ -75,6 +76,7 @@ int cmd_plan(int argc, char **argv)
   lim.max_work = o.max_work;
   lim.top = o.top;
   lim.keep_rejected = o.show_rejected;
+  cli_progress_attach(&lim, &pg);
   hp_result_init(&res);
   if ((err = hp_solver_run(s, prob, NULL, &lim, &res, &d))) {
     rc = cli_fail(&d, err);

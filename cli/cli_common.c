@@ -13,6 +13,34 @@ static void warn_stderr(void *ctx, const char *msg)
   fprintf(stderr, "hetplan: warning: %s\n", msg);
 }
 
+/* Progress on stderr: nothing for the first two seconds, then at most a line a second,
+ * and the closing line of any search that printed. */
+static void progress_stderr(void *ctx, const hp_progress *p)
+{
+  cli_progress *st = ctx;
+  int last = !strcmp(p->phase, "done");
+  if (p->elapsed < 2 && !(last && st->printed)) return;
+  if (!last && st->printed && p->elapsed - st->last < 1) return;
+  st->printed = 1;
+  st->last = p->elapsed;
+  fprintf(stderr, "%s: %5.1f s  %s %d/%d  incumbent ", p->solver, p->elapsed, p->phase,
+          p->done, p->total);
+  if (isfinite(p->incumbent)) fprintf(stderr, "%.6f", p->incumbent);
+  else fprintf(stderr, "none");
+  if (isfinite(p->bound) && isfinite(p->incumbent))
+    fprintf(stderr, "  bound %.6f  gap %.2f%%\n", p->bound,
+            100 * (p->incumbent - p->bound) / p->incumbent);
+  else
+    fprintf(stderr, "  bound %s\n", p->bound == INFINITY ? "infinite" : "none yet");
+}
+
+void cli_progress_attach(hp_limits *lim, cli_progress *st)
+{
+  memset(st, 0, sizeof *st);
+  lim->progress = progress_stderr;
+  lim->progress_ctx = st;
+}
+
 void cli_diag_init(hp_diag *d)
 {
   memset(d, 0, sizeof *d);

@@ -45,6 +45,11 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out);
 /* Prints "hetplan: error: <msg>" and maps the error to an exit code. */
 int cli_fail(const hp_diag *d, hp_err err);
 
+/* The state of the progress lines a search prints on stderr. */
+typedef struct cli_progress { int printed; double last; } cli_progress;
+/* Installs the stderr progress observer in `lim`; `st` must outlive the search. */
+void cli_progress_attach(hp_limits *lim, cli_progress *st);
+
 /* A diagnostic whose warnings go to stderr. */
 void cli_diag_init(hp_diag *d);
 

@@ -64,7 +64,9 @@ int cmd_compare(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     row *w = &rows[i];
     hp_diag d;
+    cli_progress pg;
     cli_diag_init(&d);
+    cli_progress_attach(&lim, &pg);
     w->why[0] = '\0';
     w->headroom = NAN;
     w->err = hp_solver_run(w->s, prob, NULL, &lim, &w->r, &d);

@@ -1,0 +1,79 @@
+/* hp_result.h -- what a search returns, whoever ran it: a status, the best plan with the
+ * evaluator's figure, a bound, and a ranking of the best plans found; and the limits a
+ * search runs under. Core types: the plan-file writer reads them, solvers fill them. */
+#ifndef HP_RESULT_H
+#define HP_RESULT_H
+
+#include "hp_eval.h"
+
+typedef enum {
+  HP_SOL_NONE = 0,      /* no plan found, nothing proved ("no-plan") */
+  HP_SOL_FEASIBLE,      /* a plan, optimality not proved */
+  HP_SOL_OPTIMAL,       /* a plan proved optimal over `space` */
+  HP_SOL_INFEASIBLE     /* proved: no plan of `space` fits */
+} hp_sol_status;
+
+/* The plan-file name of a status: "no-plan", "feasible", "optimal", "infeasible". */
+const char *hp_sol_status_name(hp_sol_status s);
+
+/* Where a running search stands, as its progress observer sees it. */
+typedef struct hp_progress {
+  const char *solver;   /* who reports, e.g. "CBC" */
+  const char *phase;    /* what runs now, e.g. "type relaxations"; "done" at the end */
+  int done, total;      /* items of the phase finished, and in all (configurations) */
+  double elapsed;       /* seconds since the search started */
+  double incumbent;     /* the best plan's iteration time so far, INFINITY if none */
+  double bound;         /* a lower bound over the whole space, -INFINITY if none yet */
+} hp_progress;
+
+/* Called by a long search from the thread that runs it, after each step (a
+ * configuration done, an incumbent found) and once with phase "done". It must return
+ * quickly; throttling what it shows is the observer's business. */
+typedef void (*hp_progress_fn)(void *ctx, const hp_progress *p);
+
+typedef struct hp_limits {
+  double time_limit;    /* wall-clock seconds, <= 0: none */
+  double gap;           /* relative gap at which to stop, MIP solvers */
+  unsigned long seed;
+  int threads;
+  long max_work;        /* solver-defined cap (enumerated plans, moves), <= 0: default */
+  int top;              /* keep the best `top` fitting plans */
+  int keep_rejected;    /* also keep the `top` fastest plans that do not fit */
+  hp_progress_fn progress;   /* may be NULL: the library itself never prints */
+  void *progress_ctx;
+} hp_limits;
+
+void hp_limits_init(hp_limits *lim);
+
+/* A plan kept in a ranking, with the evaluator's verdict. */
+typedef struct hp_ranked {
+  hp_plan *plan;        /* owned */
+  double time;          /* evaluator's iteration time */
+  int oom_device;       /* -1 if it fits */
+  double oom_bytes;
+} hp_ranked;
+
+typedef struct hp_result {
+  hp_sol_status status;
+  hp_plan *plan;        /* owned; NULL unless FEASIBLE or OPTIMAL */
+  double objective;     /* evaluator's iteration time of `plan`, seconds */
+  int fits;             /* evaluator's verdict: 1 if `plan` fits in memory */
+  double bound;         /* proven lower bound over `space`; -INFINITY if none */
+  double seconds;       /* wall time spent in solve() */
+  long work;            /* solver-defined: plans evaluated, states, nodes */
+  char space[128];      /* "full", or what the solver held fixed */
+  hp_ranked *top;       /* up to lim->top fitting plans, best first (plan[0] = `plan`) */
+  int n_top;
+  hp_ranked *rejected;  /* up to lim->top plans that do not fit, fastest first */
+  int n_rejected;
+} hp_result;
+
+void hp_result_init(hp_result *r);
+/* Offers a scored plan to the result: keeps a copy if it ranks among the best `top`
+ * fitting (or rejected) plans, and keeps `plan`/`objective`/`status` on the best that
+ * fits. Solvers with an outer loop call it for every candidate. */
+hp_err hp_result_offer(hp_result *r, const hp_limits *lim, const hp_plan *plan,
+                       const hp_eval *e, hp_diag *d);
+void hp_result_release(hp_result *r);
+
+#endif

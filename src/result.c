@@ -1,0 +1,84 @@
+/* result.c -- the outcome of a search as every layer sees it: status names, limits and
+ * results, and the ranking a result keeps (the best fitting plans, and the fastest that
+ * do not fit). Core data: the plan-file writer reads it, the solvers fill it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *hp_sol_status_name(hp_sol_status s)
+{
+  switch (s) {
+  case HP_SOL_OPTIMAL: return "optimal";
+  case HP_SOL_FEASIBLE: return "feasible";
+  case HP_SOL_INFEASIBLE: return "infeasible";
+  case HP_SOL_NONE: break;
+  }
+  return "no-plan";
+}
+
+void hp_limits_init(hp_limits *lim)
+{
+  memset(lim, 0, sizeof *lim);
+  lim->seed = 1;
+  lim->threads = 1;
+  lim->gap = 1e-6;
+  lim->top = 1;
+}
+
+void hp_result_init(hp_result *r)
+{
+  memset(r, 0, sizeof *r);
+  r->bound = -INFINITY;
+  r->objective = INFINITY;
+  strcpy(r->space, "full");
+}
+
+void hp_result_release(hp_result *r)
+{
+  if (!r) return;
+  hp_plan_destroy(&r->plan);
+  for (int i = 0; i < r->n_top; i++) hp_plan_destroy(&r->top[i].plan);
+  for (int i = 0; i < r->n_rejected; i++) hp_plan_destroy(&r->rejected[i].plan);
+  free(r->top);
+  free(r->rejected);
+  hp_result_init(r);
+}
+
+/* Inserts into a list sorted by time, keeping at most k entries. */
+static hp_err rank_insert(hp_ranked **list, int *n, int k, const hp_plan *pl,
+                          const hp_eval *e, hp_diag *d)
+{
+  int at = *n;
+  hp_plan *copy = NULL;
+  hp_err err;
+  if (k < 1) return HP_OK;
+  while (at > 0 && (*list)[at - 1].time > e->iteration_time) at--;
+  if (at >= k) return HP_OK;
+  if (!*list && !(*list = hp__calloc((size_t)k, sizeof **list)))
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  if ((err = hp_plan_copy(&copy, pl, d))) return err;
+  if (*n == k) hp_plan_destroy(&(*list)[--(*n)].plan);
+  memmove(&(*list)[at + 1], &(*list)[at], (size_t)(*n - at) * sizeof **list);
+  (*list)[at] = (hp_ranked){ copy, e->iteration_time, e->oom_device, e->oom_bytes };
+  (*n)++;
+  return HP_OK;
+}
+
+hp_err hp_result_offer(hp_result *r, const hp_limits *lim, const hp_plan *plan,
+                       const hp_eval *e, hp_diag *d)
+{
+  int k = lim->top > 0 ? lim->top : 1;
+  hp_err err;
+  if (!e->feasible)
+    return lim->keep_rejected ? rank_insert(&r->rejected, &r->n_rejected, k, plan, e, d) : HP_OK;
+  if ((err = rank_insert(&r->top, &r->n_top, k, plan, e, d))) return err;
+  if (e->iteration_time < r->objective) {
+    hp_plan_destroy(&r->plan);
+    if ((err = hp_plan_copy(&r->plan, plan, d))) return err;
+    r->objective = e->iteration_time;
+    r->status = HP_SOL_FEASIBLE;
+  }
+  return HP_OK;
+}
