@@ -82,7 +82,7 @@ int cmd_compare(int argc, char **argv)
       if (w->r.fits && w->r.objective < best_time) best_time = w->r.objective;
     }
     /* only a bound over the whole space bounds every plan */
-    if (!strcmp(w->r.space, "full") && isfinite(w->r.bound) && w->r.bound > best_bound)
+    if (w->r.space == HP_SPACE_FULL && isfinite(w->r.bound) && w->r.bound > best_bound)
       best_bound = w->r.bound;
   }
 
@@ -107,7 +107,12 @@ int cmd_compare(int argc, char **argv)
         else printf("null");
         printf(", \"seconds\": %.6f, \"lower_bound\": ", w->r.seconds);
         if (isfinite(w->r.bound)) printf("%.17g", w->r.bound); else printf("null");
-        printf(", \"space\": \"%s\" }", w->r.space);
+        printf(", \"space\": \"%s\", \"space_note\": \"", hp_space_name(w->r.space));
+        for (const char *c = w->r.space_note; *c; c++) {
+          if (*c == '"' || *c == '\\') putchar('\\');
+          putchar(*c);
+        }
+        printf("\" }");
       }
       printf("%s\n", i + 1 < n ? "," : "");
     }

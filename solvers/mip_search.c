@@ -317,8 +317,12 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   free(st);
   free(order);
   if (err) return err;
-  snprintf(out->space, sizeof out->space, "%s", isfinite(bound) || bound == INFINITY ? "full" :
-           "full, stopped at the time limit (no bound)");
+  if (!isfinite(bound) && bound != INFINITY) {   /* a configuration never bounded */
+    out->space = HP_SPACE_INCOMPLETE;
+    out->stopped = HP_STOP_TIME;
+    snprintf(out->space_note, sizeof out->space_note, "stopped at the time limit before "
+             "every configuration was bounded: no bound");
+  }
   out->bound = bound;
   if (out->plan)
     out->status = bound >= out->objective * (1 - 1e-9) ? HP_SOL_OPTIMAL : HP_SOL_FEASIBLE;

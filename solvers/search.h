@@ -9,6 +9,10 @@
 /* Monotonic wall clock, seconds. */
 double hp__now(void);
 
+/* Whether a search must stop now: past `deadline` (hp__now() seconds; INFINITY: none)
+ * or asked to by lim->stop. Records why in out->stopped (the first reason wins). */
+int hp__should_stop(const hp_limits *lim, double deadline, hp_result *out);
+
 /* The (pp, tp, dp) triples of the search space (cost-model.md section 5): pp*tp*dp = D,
  * tp divides every node's GPU count, pp <= n_layers. Writes up to `cap` triples into
  * `out` (3 ints each) and returns how many there are. */

@@ -63,7 +63,8 @@ static hp_err amp_solve(const hp_problem *prob, const hp_plan *start, const hp_l
   }
   free(cfg);
   free(t);
-  snprintf(out->space, sizeof out->space, "AMP: Megatron placement, one averaged device speed, "
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "AMP: Megatron placement, one averaged device speed, "
            "no memory model");
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;

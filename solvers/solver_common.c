@@ -16,6 +16,15 @@ double hp__now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int hp__should_stop(const hp_limits *lim, double deadline, hp_result *out)
+{
+  hp_stop why = HP_STOP_NONE;
+  if (lim->stop && *lim->stop) why = HP_STOP_INTERRUPT;
+  else if (hp__now() > deadline) why = HP_STOP_TIME;
+  if (why != HP_STOP_NONE && out->stopped == HP_STOP_NONE) out->stopped = why;
+  return why != HP_STOP_NONE;
+}
+
 int hp__degrees(const hp_problem *p, int *out, int cap)
 {
   const hp_cluster *c = p->cluster;

@@ -81,7 +81,8 @@ done:
   free(byspeed);
   free(order);
   free(got);
-  snprintf(out->space, sizeof out->space, "SageMaker: min-max segments of 0.5 memory + 0.5 "
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "SageMaker: min-max segments of 0.5 memory + 0.5 "
            "compute, D'Hondt allotment of TP groups, no ZeRO-3");
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;

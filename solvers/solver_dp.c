@@ -70,8 +70,10 @@ static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_li
       if (hp__now() > deadline) timed_out = 1;
     }
   free(cfg);
-  snprintf(out->space, sizeof out->space, "placement: Megatron order and its stage mirror; "
-           "sharding per stage%s", timed_out ? "; stopped at the time limit" : "");
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "placement: Megatron order and its stage mirror; "
+           "sharding per stage");
+  if (timed_out) out->stopped = HP_STOP_TIME;
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;
 }

@@ -87,7 +87,8 @@ done:
   free(order);
   free(kinds);
   free(speed);
-  snprintf(out->space, sizeof out->space, "HetHub: stages on one kind each, layers by speed, "
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "HetHub: stages on one kind each, layers by speed, "
            "kind order by evaluation, no ZeRO-3");
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;

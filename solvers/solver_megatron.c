@@ -44,7 +44,8 @@ static hp_err megatron_run(const hp_problem *prob, const hp_limits *lim, int by_
       }
     }
   free(w);
-  snprintf(out->space, sizeof out->space, "Megatron rules: smallest tp*pp that fits, mbs 1, "
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "Megatron rules: smallest tp*pp that fits, mbs 1, "
            "layers by %s, no ZeRO-3", by_params ? "parameters" : "count");
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;

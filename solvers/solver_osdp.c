@@ -131,7 +131,8 @@ static hp_err osdp_solve(const hp_problem *prob, const hp_plan *start, const hp_
   long per, max_nodes = lim->max_work > 0 ? lim->max_work : OSDP_DEFAULT_NODES;
   hp_err err = HP_OK;
   (void)start;
-  snprintf(out->space, sizeof out->space, "OSDP: data parallel only (pp = tp = 1), per-layer "
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "OSDP: data parallel only (pp = tp = 1), per-layer "
            "DP or ZeRO-3, micro-batch sweep");
   if (prob->job.gbs % D)
     return hp_fail(d, HP_LIMIT, "osdp: data parallelism only needs gbs (%ld) to be a multiple "

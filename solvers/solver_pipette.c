@@ -42,7 +42,8 @@ static hp_err pipette_solve(const hp_problem *prob, const hp_plan *start, const 
   hp_rng rng;
   hp_err err = HP_OK;
   (void)start;
-  snprintf(out->space, sizeof out->space, "Pipette: one stage per server, uniform split, "
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "Pipette: one stage per server, uniform split, "
            "annealed placement");
   for (int k = 1; k < N; k++)
     if (c->nodes[k].gpus != G)

@@ -65,7 +65,8 @@ static hp_err random_solve(const hp_problem *prob, const hp_plan *start, const h
     hp_plan_destroy(&pl);
   }
   free(cfg);
-  snprintf(out->space, sizeof out->space, "best of %ld random plans (seed %lu)", out->work,
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "best of %ld random plans (seed %lu)", out->work,
            lim->seed);
   if (!err && !out->plan) out->status = n == 0 ? HP_SOL_INFEASIBLE : HP_SOL_NONE;
   return err;

@@ -93,7 +93,8 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   cur.groups = hp__calloc((size_t)D, sizeof *cur.groups);
   cand.groups = hp__calloc((size_t)D, sizeof *cand.groups);
   if (n < 0 || !cur.groups || !cand.groups || !cur.order || !cand.order) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-  snprintf(out->space, sizeof out->space, "simulated annealing over configuration, placement, "
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "simulated annealing over configuration, placement, "
            "sharding and recompute");
   if (n == 0) { out->status = HP_SOL_INFEASIBLE; goto done; }
   hp__rng_seed(&rng, lim->seed);

@@ -18,6 +18,27 @@ const char *hp_sol_status_name(hp_sol_status s)
   return "no-plan";
 }
 
+const char *hp_space_name(hp_space s)
+{
+  switch (s) {
+  case HP_SPACE_RESTRICTED: return "restricted";
+  case HP_SPACE_INCOMPLETE: return "incomplete";
+  case HP_SPACE_FULL: break;
+  }
+  return "full";
+}
+
+const char *hp_stop_name(hp_stop s)
+{
+  switch (s) {
+  case HP_STOP_TIME: return "time-limit";
+  case HP_STOP_WORK: return "work-limit";
+  case HP_STOP_INTERRUPT: return "interrupted";
+  case HP_STOP_NONE: break;
+  }
+  return NULL;
+}
+
 void hp_limits_init(hp_limits *lim)
 {
   memset(lim, 0, sizeof *lim);
@@ -32,7 +53,6 @@ void hp_result_init(hp_result *r)
   memset(r, 0, sizeof *r);
   r->bound = -INFINITY;
   r->objective = INFINITY;
-  strcpy(r->space, "full");
 }
 
 void hp_result_release(hp_result *r)

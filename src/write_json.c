@@ -118,7 +118,9 @@ hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
       num_or_null(s, "lower_bound", res->bound);
       num_or_null(s, "gap", gap < 0 ? 0 : gap);
       cJSON_AddNumberToObject(s, "seconds", res->seconds);
-      cJSON_AddStringToObject(s, "space", res->space);
+      cJSON_AddStringToObject(s, "space", hp_space_name(res->space));
+      if (res->space_note[0]) cJSON_AddStringToObject(s, "space_note", res->space_note);
+      if (hp_stop_name(res->stopped)) cJSON_AddStringToObject(s, "stopped", hp_stop_name(res->stopped));
       cJSON_AddNumberToObject(s, "work", (double)res->work);
     }
   }

@@ -4,6 +4,8 @@
 #ifndef HP_RESULT_H
 #define HP_RESULT_H
 
+#include <signal.h>
+
 #include "hp_eval.h"
 
 typedef enum {
@@ -15,6 +17,30 @@ typedef enum {
 
 /* The plan-file name of a status: "no-plan", "feasible", "optimal", "infeasible". */
 const char *hp_sol_status_name(hp_sol_status s);
+
+/* What a search covered. Only a result over HP_SPACE_FULL bounds every plan of
+ * cost-model.md section 5; its status OPTIMAL or INFEASIBLE is a claim about all of it. */
+typedef enum {
+  HP_SPACE_FULL = 0,      /* "full": every plan of section 5 */
+  HP_SPACE_RESTRICTED,    /* "restricted": a part by design (a baseline's rules, fixed
+                           * placement); the result's space_note says which */
+  HP_SPACE_INCOMPLETE     /* "incomplete": meant to cover it all, stopped before it did */
+} hp_space;
+
+/* The plan-file name of a space: "full", "restricted", "incomplete". */
+const char *hp_space_name(hp_space s);
+
+/* Why a search ended before it had covered its space. */
+typedef enum {
+  HP_STOP_NONE = 0,       /* it ran to its end */
+  HP_STOP_TIME,           /* the time limit */
+  HP_STOP_WORK,           /* its work cap (--max-work) */
+  HP_STOP_INTERRUPT       /* the caller asked it to stop (limits.stop) */
+} hp_stop;
+
+/* The plan-file name of a stop: null for none, else "time-limit", "work-limit",
+ * "interrupted". */
+const char *hp_stop_name(hp_stop s);
 
 /* Where a running search stands, as its progress observer sees it. */
 typedef struct hp_progress {
@@ -40,6 +66,9 @@ typedef struct hp_limits {
   int top;              /* keep the best `top` fitting plans */
   int keep_rejected;    /* also keep the `top` fastest plans that do not fit */
   hp_progress_fn progress;   /* may be NULL: the library itself never prints */
+  /* may be NULL; once *stop is non-zero (a signal handler may set it), a search stops at
+   * its next check and returns its best so far, with stopped = HP_STOP_INTERRUPT */
+  const volatile sig_atomic_t *stop;
   void *progress_ctx;
 } hp_limits;
 
@@ -61,7 +90,9 @@ typedef struct hp_result {
   double bound;         /* proven lower bound over `space`; -INFINITY if none */
   double seconds;       /* wall time spent in solve() */
   long work;            /* solver-defined: plans evaluated, states, nodes */
-  char space[128];      /* "full", or what the solver held fixed */
+  hp_space space;       /* what it covered; HP_SPACE_FULL unless the solver says less */
+  char space_note[160]; /* what a restricted search held fixed, or why it stopped early */
+  hp_stop stopped;      /* why it ended early, HP_STOP_NONE if it did not */
   hp_ranked *top;       /* up to lim->top fitting plans, best first (plan[0] = `plan`) */
   int n_top;
   hp_ranked *rejected;  /* up to lim->top plans that do not fit, fastest first */
