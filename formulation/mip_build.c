@@ -72,28 +72,21 @@ static int col(hp_mip *m, double lb, double ub, int integer, double obj, const c
   return hp_mip_add_col(m, name, lb, ub, integer, obj);
 }
 
-/* Per-layer figures of the memory model, from the evaluator's own accumulation. */
+/* Per-layer figures of the memory model and the sync, from the cost tables. */
 typedef struct layer_fig { double st, pb, g, a, in, wk; } layer_fig;
 
-static void figures(const hp_problem *p, const hp_plan *pl, layer_fig *f)
+static void figures(const hp_costs *k, layer_fig *f)
 {
-  for (int l = 0; l < p->model->n_layers; l++) {
-    hp_mem_terms rep = {0}, z = {0};
-    const hp_layer *ly = &p->model->layers[l];
-    hp__mem_add(p, l, pl->tp, pl->mbs, 0, &rep);
-    hp__mem_add(p, l, pl->tp, pl->mbs, 1, &z);
-    f[l].st = rep.states_dp;
-    f[l].pb = z.gather;
-    f[l].g = p->model->grad_bytes * ly->params / (ly->splittable ? pl->tp : 1);
-    f[l].a = rep.act_sum;
-    f[l].in = rep.inputs;
-    f[l].wk = rep.work;
+  for (int l = 0; l < k->n_layers; l++) {
+    const hp_layer_cost *c = &k->layer[l];
+    f[l] = (layer_fig){ c->state, c->param, c->grad, c->act, c->input, c->work };
   }
 }
 
 /* What the rows need beyond the layers: per slot one or more options (the device types
  * or nodes a slot may take, each with its layer times and capacity), and the links. */
 typedef struct coeffs {
+  hp_costs tab;         /* the cost tables: per-layer figures, layer times by class */
   int n_opt;            /* options per slot: 1 for a fixed placement, else types or nodes */
   int by_node;          /* options are nodes: links depend on sharing one (below) */
   double *c;            /* [pp * dp * n_opt * L] layer time of slot (s, r) under option o */
@@ -109,14 +102,15 @@ typedef struct coeffs {
 
 static void coeffs_free(coeffs *k)
 {
+  hp_costs_release(&k->tab);
   free(k->c); free(k->cap); free(k->count); free(k->h); free(k->lat); free(k->bdp); free(k->latdp);
   free(k->hx);
 }
 
+/* Allocates the coefficient arrays; the tables in k->tab are already built. */
 static hp_err coeffs_alloc(coeffs *k, int pp, int dp, int n_opt, int L)
 {
   size_t slots = (size_t)pp * dp;
-  memset(k, 0, sizeof *k);
   k->n_opt = n_opt;
   k->c = hp__calloc(slots * n_opt * L, sizeof *k->c);
   k->cap = hp__calloc(slots * n_opt, sizeof *k->cap);
@@ -127,31 +121,27 @@ static hp_err coeffs_alloc(coeffs *k, int pp, int dp, int n_opt, int L)
   return k->c && k->cap && k->h && k->lat && k->bdp && k->latdp ? HP_OK : HP_NOMEM;
 }
 
-/* The coefficients of a fixed placement: what the evaluator charges. */
+/* The coefficients of a fixed placement: what the evaluator charges, from its tables. */
 static hp_err coeffs_fixed(const hp_problem *p, const hp_plan *pl, coeffs *k)
 {
   int L = p->model->n_layers, pp = pl->pp, dp = pl->dp;
-  hp_err err = coeffs_alloc(k, pp, dp, 1, L);
-  if (err || (err = hp__replica_links(p, pl, k->bdp, k->latdp))) return HP_NOMEM;
-  for (int s = 0; s < pp; s++)
+  const hp_costs *t = &k->tab;
+  memset(k, 0, sizeof *k);
+  if (hp_costs_build(p, pl, &k->tab, NULL) || coeffs_alloc(k, pp, dp, 1, L)) return HP_NOMEM;
+  for (int s = 0; s < pp; s++) {
+    k->bdp[s] = t->bdp[s];
+    k->latdp[s] = t->latdp[s];
     for (int r = 0; r < dp; r++) {
       size_t sl = (size_t)s * dp + r;
-      double btp, lattp, cap = INFINITY;
-      hp__tp_link(p, pl, s, r, &btp, &lattp);
-      for (int l = 0; l < L; l++) k->c[sl * L + l] = hp__slot_layer_time(p, pl, s, r, l, btp, lattp);
-      /* every device of the stage holds the same bytes: the smallest capacity binds */
-      for (int i = 0; i < dp * pl->tp; i++) {
-        const hp_devtype *ty = &p->cluster->types[hp_device_type(p, pl->dev[(size_t)s * dp * pl->tp + i])];
-        if (ty->mem - ty->reserved < cap) cap = ty->mem - ty->reserved;
-      }
-      k->cap[sl] = cap;
+      for (int l = 0; l < L; l++) k->c[sl * L + l] = hp_costs_time(t, t->slot_class[sl], l);
+      k->cap[sl] = t->cap[s];   /* every device of the stage holds the same bytes */
       if (s == pp - 1) continue;
-      double bw, lt;
-      hp__handoff_link(p, pl, s, r, &bw, &lt);
-      k->lat[sl] = hp__handoff_time(0, pl->mbs, pl->tp, bw, lt);
+      /* the hand-off is linear in the bytes: its latency, then a coefficient per layer */
+      k->lat[sl] = hp_cost_handoff(0, pl->mbs, pl->tp, t->hbw[sl], t->hlat[sl]);
       for (int l = 0; l < L; l++)
-        k->h[sl * L + l] = hp__handoff_time(p->model->layers[l].out_bytes, pl->mbs, pl->tp, bw, 0);
+        k->h[sl * L + l] = hp_cost_handoff(t->layer[l].out, pl->mbs, pl->tp, t->hbw[sl], 0);
     }
+  }
   return HP_OK;
 }
 
@@ -190,10 +180,12 @@ static hp_err coeffs_bound(const hp_problem *p, const hp_plan *pl, int by_node, 
   int K = by_node ? c->n_nodes : c->n_types;
   double hbw, hlat, sbw, slat;
   double *tbw = hp__calloc((size_t)K, sizeof *tbw), *tlat = hp__calloc((size_t)K, sizeof *tlat);
-  hp_err err = coeffs_alloc(k, pp, dp, K, L);
-  if (err || !tbw || !tlat || !(k->count = hp__calloc((size_t)K, sizeof *k->count)) ||
+  hp_tp_class *cls = hp__calloc((size_t)K, sizeof *cls);
+  hp_err err = HP_OK;
+  memset(k, 0, sizeof *k);
+  if (!tbw || !tlat || !cls || !(k->count = hp__calloc((size_t)K, sizeof *k->count)) ||
       (by_node && !(k->hx = hp__calloc((size_t)L, sizeof *k->hx)))) {
-    free(tbw); free(tlat);
+    free(tbw); free(tlat); free(cls);
     return HP_NOMEM;
   }
   k->by_node = by_node;
@@ -208,11 +200,21 @@ static hp_err coeffs_bound(const hp_problem *p, const hp_plan *pl, int by_node, 
   best_link(p, 2 * tp, 0, &hbw, &hlat);
   best_link(p, dp * tp, 0, &sbw, &slat);
   for (int n = 0; n < c->n_nodes; n++) k->count[by_node ? n : c->nodes[n].type] += c->nodes[n].gpus / tp;
+  /* each option's layer times, at its best inside link (an option without TP groups is
+   * never chosen: its times are never read) */
+  for (int o = 0; o < K; o++)
+    cls[o] = (hp_tp_class){ by_node ? c->nodes[o].type : o, tbw[o] > 0 ? tbw[o] : INFINITY,
+                            isinf(tlat[o]) ? 0 : tlat[o] };
+  if ((err = hp_costs_build_classes(p, pl, cls, K, &k->tab, NULL)) ||
+      (err = coeffs_alloc(k, pp, dp, K, L))) {
+    free(tbw); free(tlat); free(cls);
+    return HP_NOMEM;
+  }
   if (by_node) {
     double xbw, xlat;
     best_link(p, 2, 2, &xbw, &xlat);
-    k->latx = hp__handoff_time(0, pl->mbs, tp, xbw, xlat);
-    for (int l = 0; l < L; l++) k->hx[l] = hp__handoff_time(p->model->layers[l].out_bytes, pl->mbs, tp, xbw, 0);
+    k->latx = hp_cost_handoff(0, pl->mbs, tp, xbw, xlat);
+    for (int l = 0; l < L; l++) k->hx[l] = hp_cost_handoff(k->tab.layer[l].out, pl->mbs, tp, xbw, 0);
     k->bdpx = xbw;
     k->latdpx = xlat;
   }
@@ -222,32 +224,33 @@ static hp_err coeffs_bound(const hp_problem *p, const hp_plan *pl, int by_node, 
     for (int r = 0; r < dp; r++) {
       size_t sl = (size_t)s * dp + r;
       for (int o = 0; o < K; o++) {
-        int ty = by_node ? c->nodes[o].type : o;
+        int ty = cls[o].type;
         k->cap[sl * K + o] = c->types[ty].mem - c->types[ty].reserved;
-        for (int l = 0; l < L; l++)          /* an option without groups is never chosen */
-          k->c[(sl * K + o) * L + l] =
-            k->count[o] ? hp_layer_time(p, l, ty, tp, pl->mbs, tbw[o] > 0 ? tbw[o] : INFINITY,
-                                        isinf(tlat[o]) ? 0 : tlat[o]) : 0;
+        for (int l = 0; l < L; l++)
+          k->c[(sl * K + o) * L + l] = k->count[o] ? hp_costs_time(&k->tab, o, l) : 0;
       }
       if (s == pp - 1) continue;
-      k->lat[sl] = hp__handoff_time(0, pl->mbs, tp, hbw, hlat);
+      k->lat[sl] = hp_cost_handoff(0, pl->mbs, tp, hbw, hlat);
       for (int l = 0; l < L; l++)
-        k->h[sl * L + l] = hp__handoff_time(p->model->layers[l].out_bytes, pl->mbs, tp, hbw, 0);
+        k->h[sl * L + l] = hp_cost_handoff(k->tab.layer[l].out, pl->mbs, tp, hbw, 0);
     }
   }
   free(tbw);
   free(tlat);
+  free(cls);
   return HP_OK;
 }
 
 /* The relaxation's disaggregated time of slot k = (s, r): xy_l_s_r_o = x_l_s y_s_r_o
  * (layer l on that slot under type o), exact at integer points from sum_o xy = x and
- * xy <= y, and t_s_r >= sum_l sum_o c_o_l xy + (least c_l) v / 3 + gathers. The big-M
+ * xy <= y, and t_s_r >= sum_l sum_o c_o_l xy + (least c_l) v rc + gathers (rc = 1/3, the
+ * recompute's share). The big-M
  * rows imply it at integer points; in the LP it is far tighter. */
 static void relax_time_row(hp_mip *m, rowb *r, const coeffs *K, const hp_mip_map *map,
                            int k, int s, int L, int pp, const int *x, const int *v,
                            const int *w, double zt, const layer_fig *fig, int t)
 {
+  double rc = hp_cost_recompute(1, 1) - 1;      /* recompute's extra share of the compute */
   int no = K->n_opt, dp = map->dp, rr = k % dp;
   double *cmin = hp__calloc((size_t)L, sizeof *cmin);
   int *cols = hp__calloc((size_t)L * no, sizeof *cols);
@@ -272,7 +275,7 @@ static void relax_time_row(hp_mip *m, rowb *r, const coeffs *K, const hp_mip_map
   for (int l = 0; l < L; l++) {
     for (int o = 0; o < no; o++)
       if (cols[l * no + o] >= 0) rb_add(r, cols[l * no + o], -K->c[((size_t)k * no + o) * L + l]);
-    if (v[l * pp + s] >= 0) rb_add(r, v[l * pp + s], -cmin[l] / 3);
+    if (v[l * pp + s] >= 0) rb_add(r, v[l * pp + s], -cmin[l] * rc);
     if (w[l * pp + s] >= 0) rb_add(r, w[l * pp + s], -zt * fig[l].pb);
   }
   rb_emit(m, r, 'G', 0, "timexy_s%d_r%d", s, rr);
@@ -291,7 +294,8 @@ static void node_rows(hp_mip *m, rowb *r, const coeffs *K, const hp_mip_map *map
                       const int *w)
 {
   int pp = pl->pp, dp = pl->dp, L = map->n_layers, no = K->n_opt;
-  double f = dp > 1 ? (double)(dp - 1) / dp : 0;
+  /* the sync is linear in the gradient bytes: coefficients of replicated and sharded ones */
+  double aG = hp_cost_sync(1, 0, dp, K->bdpx, 0), aZ = hp_cost_sync(0, 1, dp, K->bdpx, 0);
   int *z = hp__calloc((size_t)no, sizeof *z);
   if (!z) { m->failed = 1; return; }
   for (int s = 0; s + 1 < pp; s++)
@@ -326,7 +330,7 @@ static void node_rows(hp_mip *m, rowb *r, const coeffs *K, const hp_mip_map *map
     }
   for (int s = 0; s < pp && dp > 1; s++) {
     int same = col(m, 0, 1, 0, 0, "samest_s%d", s);
-    double big = hp__sync_time(0, 0, dp, K->bdpx, K->latdpx);
+    double big = hp_cost_sync(0, 0, dp, K->bdpx, K->latdpx);
     for (int o = 0; o < no; o++) {
       z[o] = -1;
       if (!K->count[o]) continue;
@@ -343,12 +347,12 @@ static void node_rows(hp_mip *m, rowb *r, const coeffs *K, const hp_mip_map *map
     /* Q >= sync at the best link between nodes - big samest_s (the sync_s row's terms) */
     rb_add(r, map->obj_sync, 1);
     for (int l = 0; l < L; l++) {
-      rb_add(r, x[l * pp + s], -2.0 * f * fig[l].g / K->bdpx);
-      rb_add(r, w[l * pp + s], f * fig[l].g / K->bdpx);
-      big += 2.0 * f * fig[l].g / K->bdpx;
+      rb_add(r, x[l * pp + s], -aG * fig[l].g);
+      rb_add(r, w[l * pp + s], (aG - aZ) * fig[l].g);
+      big += aG * fig[l].g;
     }
     rb_add(r, same, big);
-    rb_emit(m, r, 'G', hp__sync_time(0, 0, dp, K->bdpx, K->latdpx), "syncx_s%d", s);
+    rb_emit(m, r, 'G', hp_cost_sync(0, 0, dp, K->bdpx, K->latdpx), "syncx_s%d", s);
   }
   free(z);
 }
@@ -358,7 +362,7 @@ static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, 
 {
   const hp_model *md = prob->model;
   int L = md->n_layers, pp = pl->pp, dp = pl->dp, mbs = pl->mbs, no = K->n_opt;
-  double f = dp > 1 ? (double)(dp - 1) / dp : 0;
+  double rc = hp_cost_recompute(1, 1) - 1;   /* recompute's extra share of the compute */
   hp_mip *m = NULL;
   layer_fig *fig = hp__calloc((size_t)L, sizeof *fig);
   int *x = hp__calloc((size_t)L * pp, sizeof *x), *v = hp__calloc((size_t)L * pp, sizeof *v);
@@ -384,7 +388,7 @@ static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, 
     goto done;
   }
   if (pp > L) { err = hp_fail(d, HP_PLAN, "MIP: pp %d exceeds the %d layers", pp, L); goto done; }
-  figures(prob, pl, fig);
+  figures(&K->tab, fig);
 
   /* Stage assignment: u_l_s for s < pp - 1 (u_l_{pp-1} = 1); x_l_s = u_l_s - u_l_{s-1}.
    * Layer l sits in a stage between pp - (L - l) and l, which fixes many u. */
@@ -465,12 +469,12 @@ static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, 
     }
   }
 
-  /* Stage times: t_s_r = sum c (x + v / 3) + Z for its option (>= under each chosen type,
+  /* Stage times: t_s_r = sum c (x + rc v) + Z for its option (>= under each chosen type,
    * big-M from the largest value the right side can take). The straggler tau_r >= t_s_r. */
   for (int s = 0; s < pp; s++)
     for (int rr = 0; rr < dp; rr++) {
       int k = s * dp + rr;
-      double zt = dp > 1 ? 2.0 * f / K->bdp[s] : 0;
+      double zt = hp_cost_gather(1, dp, K->bdp[s]);   /* the gather per byte sharded */
       t[k] = col(m, 0, INFINITY, 0, 0, "t_s%d_r%d", s, rr);
       for (int o = 0; o < no; o++) {
         const double *c = &K->c[(((size_t)k) * no + o) * L];
@@ -478,9 +482,9 @@ static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, 
         rb_add(&r, t[k], 1);
         for (int l = 0; l < L; l++) {
           rb_add(&r, x[l * pp + s], -c[l]);
-          if (v[l * pp + s] >= 0) rb_add(&r, v[l * pp + s], -c[l] / 3);
+          if (v[l * pp + s] >= 0) rb_add(&r, v[l * pp + s], -c[l] * rc);
           if (w[l * pp + s] >= 0) rb_add(&r, w[l * pp + s], -zt * fig[l].pb);
-          big += c[l] * 4.0 / 3.0 + zt * fig[l].pb;
+          big += c[l] * (1 + rc) + zt * fig[l].pb;
         }
         if (no == 1) {
           rb_emit(m, &r, 'E', 0, "time_s%d_r%d", s, rr);
@@ -506,7 +510,7 @@ static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, 
   for (int rr = 0; rr < dp; rr++) {
     double lat = 0;
     rb_add(&r, map->obj_pipe, 1);
-    rb_add(&r, tau[rr], -(double)(pl->gas - 1));
+    rb_add(&r, tau[rr], -hp_cost_replica(pl->gas, 1, 0, 0));
     for (int s = 0; s < pp; s++) {
       size_t sl = (size_t)s * dp + rr;
       rb_add(&r, t[sl], -1);
@@ -524,18 +528,22 @@ static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, 
   /* Q >= sync_s. */
   map->obj_sync = col(m, 0, INFINITY, 0, 1, "Q");
   for (int s = 0; s < pp && dp > 1; s++) {
+    double aG = hp_cost_sync(1, 0, dp, K->bdp[s], 0), aZ = hp_cost_sync(0, 1, dp, K->bdp[s], 0);
     rb_add(&r, map->obj_sync, 1);
     for (int l = 0; l < L; l++) {
-      rb_add(&r, x[l * pp + s], -2.0 * f * fig[l].g / K->bdp[s]);
-      rb_add(&r, w[l * pp + s], (2.0 * f - f) * fig[l].g / K->bdp[s]);
+      rb_add(&r, x[l * pp + s], -aG * fig[l].g);
+      rb_add(&r, w[l * pp + s], (aG - aZ) * fig[l].g);
     }
-    rb_emit(m, &r, 'G', hp__sync_time(0, 0, dp, K->bdp[s], K->latdp[s]), "sync_s%d", s);
+    rb_emit(m, &r, 'G', hp_cost_sync(0, 0, dp, K->bdp[s], K->latdp[s]), "sync_s%d", s);
   }
   if (K->by_node) node_rows(m, &r, K, map, pl, fig, ex, x, w);
 
   /* Memory of the stage's devices against the capacity of each slot's option. */
   for (int s = 0; s < pp; s++) {
-    double infl = (double)hp_inflight(pl, s), big = 0, cap = INFINITY;
+    double big = 0, cap = INFINITY;
+    hp_mem_terms k0, k1;               /* the memory's coefficients without, with recompute */
+    hp_cost_mem_coeffs(K->tab.inflight[s], mbs, dp, 0, &k0);
+    hp_cost_mem_coeffs(K->tab.inflight[s], mbs, dp, 1, &k1);
     int gmax = dp > 1 ? col(m, 0, INFINITY, 0, 0, "gmax_s%d", s) : -1;
     int amax = map->rec[s] >= 0 ? col(m, 0, INFINITY, 0, 0, "amax_s%d", s) : -1;
     int wmax = col(m, 0, INFINITY, 0, 0, "wmax_s%d", s);
@@ -544,7 +552,8 @@ static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, 
       if (gmax >= 0) { rb_add(&r, gmax, 1); rb_add(&r, w[k], -fig[l].pb); rb_emit(m, &r, 'G', 0, "gmax_l%d_s%d", l, s); }
       if (amax >= 0) { rb_add(&r, amax, 1); rb_add(&r, v[k], -fig[l].a); rb_emit(m, &r, 'G', 0, "amax_l%d_s%d", l, s); }
       rb_add(&r, wmax, 1); rb_add(&r, x[k], -fig[l].wk); rb_emit(m, &r, 'G', 0, "wmax_l%d_s%d", l, s);
-      big += fig[l].st + infl * mbs * (fig[l].a + fig[l].in) + fig[l].pb + mbs * fig[l].a + fig[l].wk;
+      big += fig[l].st * k0.states_dp + k0.act_sum * fig[l].a + k1.inputs * fig[l].in +
+             k0.gather * fig[l].pb + k1.act_max * fig[l].a + k0.work * fig[l].wk;
     }
     for (int rr = 0; rr < dp; rr++)
       for (int o = 0; o < no; o++)
@@ -553,13 +562,15 @@ static hp_err build(const hp_problem *prob, const hp_plan *pl, const coeffs *K, 
       for (int o = 0; o < no; o++) {
         for (int l = 0; l < L; l++) {
           int k = l * pp + s;
-          rb_add(&r, x[k], fig[l].st + infl * mbs * fig[l].a);
-          if (w[k] >= 0) rb_add(&r, w[k], -fig[l].st * f);      /* st - st / dp */
-          if (v[k] >= 0) rb_add(&r, v[k], infl * mbs * (fig[l].in - fig[l].a));
+          /* replicated, no recompute; sharding moves states to the sharded term;
+           * recompute trades the saved activations for the inputs */
+          rb_add(&r, x[k], fig[l].st * k0.states_dp + k0.act_sum * fig[l].a);
+          if (w[k] >= 0) rb_add(&r, w[k], fig[l].st * (k0.states_z - k0.states_dp));
+          if (v[k] >= 0) rb_add(&r, v[k], k1.inputs * fig[l].in - k0.act_sum * fig[l].a);
         }
-        rb_add(&r, gmax, 1);
-        rb_add(&r, amax, (double)mbs);
-        rb_add(&r, wmax, 1);
+        rb_add(&r, gmax, k0.gather);
+        rb_add(&r, amax, k1.act_max);
+        rb_add(&r, wmax, k0.work);
         if (no == 1) {
           rb_emit(m, &r, 'L', cap, "mem_s%d", s);
         } else {                         /* binds only under the slot's chosen type */

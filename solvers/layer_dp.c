@@ -33,13 +33,13 @@ typedef struct dp_ctx {
   const hp_problem *p;
   hp_plan *pl;
   const hp_dp_opts *o;
-  int L, pp, dp, nclass_max;
+  int L, pp, dp;
+  hp_costs k;           /* the configuration's and placement's cost tables */
   /* per stage position s */
-  int *nclass;          /* [pp] distinct replica classes (alike layer times) */
-  double *pre;          /* [pp][nclass_max][L+1] prefix sums of layer times */
+  int *nclass;          /* [pp] distinct classes of TP group among the stage's replicas */
+  int *sclass;          /* [pp * dp] those classes (the first nclass[s] of row s) */
+  double *pre;          /* [n_class][L+1] prefix sums of each class's layer times */
   double *emax;         /* [pp][L] hand-off after layer j, slowest replica (0 for the last stage) */
-  double *bdp, *latdp;  /* [pp] */
-  double *cap;          /* [pp] smallest capacity less reserve among the stage's devices */
   /* per layer */
   double *zpre;         /* [L+1] prefix sums of param_bytes P / t_l */
   double *gpre;         /* [L+1] prefix sums of grad_bytes P / t_l */
@@ -53,7 +53,7 @@ typedef struct dp_ctx {
 
 static double objective(const dp_ctx *c, double mt, double q, double sum)
 {
-  return (double)(c->pl->gas - 1) * mt + sum + q;
+  return hp_cost_replica(c->pl->gas, mt, sum, 0) + q;
 }
 
 /* A lower bound on the objective of any completion of a point at state (s, i): the
@@ -104,102 +104,60 @@ static hp_err insert(dp_ctx *c, plist *f, const point *pt)
   return HP_OK;
 }
 
-static double *PRE(const dp_ctx *c, int s, int k) { return &c->pre[((size_t)s * c->nclass_max + k) * (c->L + 1)]; }
-
-/* Layer times of every replica of stage s, grouped into classes: replicas whose TP
- * groups have the same device types and the same slowest link have equal times, so
- * each class computes them once. */
-static hp_err stage_times(dp_ctx *c, int s)
-{
-  const hp_plan *pl = c->pl;
-  int L = c->L, n = 0, tp = pl->tp;
-  int *keys = hp__calloc((size_t)pl->dp * tp, sizeof *keys);     /* types of each class */
-  double *kbw = hp__calloc((size_t)pl->dp, sizeof *kbw), *klat = hp__calloc((size_t)pl->dp, sizeof *klat);
-  if (!keys || !kbw || !klat) { free(keys); free(kbw); free(klat); return HP_NOMEM; }
-  for (int r = 0; r < pl->dp; r++) {
-    double btp, lattp;
-    int same = -1;
-    hp__tp_link(c->p, pl, s, r, &btp, &lattp);
-    for (int k = 0; k < n && same < 0; k++) {
-      int eq = kbw[k] == btp && klat[k] == lattp;
-      for (int j = 0; j < tp && eq; j++)
-        eq = keys[k * tp + j] == hp_device_type(c->p, pl->dev[HP_SLOT(pl, s, r, j)]);
-      if (eq) same = k;
-    }
-    if (same >= 0) continue;
-    for (int j = 0; j < tp; j++) keys[n * tp + j] = hp_device_type(c->p, pl->dev[HP_SLOT(pl, s, r, j)]);
-    kbw[n] = btp;
-    klat[n] = lattp;
-    double *pk = PRE(c, s, n++);
-    pk[0] = 0;
-    for (int l = 0; l < L; l++)
-      pk[l + 1] = pk[l] + (c->o->layer_time ? c->o->layer_time[l]
-                                            : hp__slot_layer_time(c->p, pl, s, r, l, btp, lattp));
-  }
-  c->nclass[s] = n;
-  free(keys);
-  free(kbw);
-  free(klat);
-  return HP_OK;
-}
+/* Prefix sums of class k's layer times (or of the override, one class). */
+static const double *PRE(const dp_ctx *c, int k) { return &c->pre[(size_t)k * (c->L + 1)]; }
 
 static hp_err prepare(dp_ctx *c)
 {
-  const hp_problem *p = c->p;
   const hp_plan *pl = c->pl;
-  const hp_model *m = p->model;
-  int L = c->L, pp = c->pp;
+  int L = c->L, pp = c->pp, dp = c->dp;
+  int nk;
   hp_err err;
-  c->nclass_max = pl->dp;
+  if ((err = hp_costs_build(c->p, pl, &c->k, NULL))) return err;
+  nk = c->o->layer_time ? 1 : c->k.n_class;
   c->nclass = hp__calloc((size_t)pp, sizeof *c->nclass);
-  c->pre = hp__calloc((size_t)pp * c->nclass_max * (L + 1), sizeof *c->pre);
+  c->sclass = hp__calloc((size_t)pp * dp, sizeof *c->sclass);
+  c->pre = hp__calloc((size_t)nk * (L + 1), sizeof *c->pre);
   c->emax = hp__calloc((size_t)pp * L, sizeof *c->emax);
-  c->bdp = hp__calloc((size_t)pp, sizeof *c->bdp);
-  c->latdp = hp__calloc((size_t)pp, sizeof *c->latdp);
-  c->cap = hp__calloc((size_t)pp, sizeof *c->cap);
   c->zpre = hp__calloc((size_t)L + 1, sizeof *c->zpre);
   c->gpre = hp__calloc((size_t)L + 1, sizeof *c->gpre);
   c->f = hp__calloc((size_t)(pp + 1) * (L + 1), sizeof *c->f);
   c->rest = hp__calloc((size_t)L + 1, sizeof *c->rest);
-  if (!c->nclass || !c->pre || !c->emax || !c->bdp || !c->latdp || !c->cap || !c->zpre ||
-      !c->gpre || !c->f || !c->rest)
+  if (!c->nclass || !c->sclass || !c->pre || !c->emax || !c->zpre || !c->gpre || !c->f || !c->rest)
     return HP_NOMEM;
-  if ((err = hp__replica_links(p, pl, c->bdp, c->latdp))) return err;
   for (int l = 0; l < L; l++) {
-    const hp_layer *ly = &m->layers[l];
-    int tl = ly->splittable ? pl->tp : 1;
-    c->zpre[l + 1] = c->zpre[l] + m->param_bytes * ly->params / tl;
-    c->gpre[l + 1] = c->gpre[l] + m->grad_bytes * ly->params / tl;
+    c->zpre[l + 1] = c->zpre[l] + c->k.layer[l].param;
+    c->gpre[l + 1] = c->gpre[l] + c->k.layer[l].grad;
   }
+  for (int k = 0; k < nk; k++) {
+    double *pk = &c->pre[(size_t)k * (L + 1)];
+    for (int l = 0; l < L; l++)
+      pk[l + 1] = pk[l] + (c->o->layer_time ? c->o->layer_time[l] : hp_costs_time(&c->k, k, l));
+  }
+  /* the classes of each stage's replicas: replicas of one class have equal times */
   for (int s = 0; s < pp; s++)
-    if ((err = stage_times(c, s))) return err;
+    for (int r = 0; r < dp; r++) {
+      int k = c->o->layer_time ? 0 : c->k.slot_class[s * dp + r], seen = 0;
+      for (int q = 0; q < c->nclass[s]; q++) seen |= c->sclass[s * dp + q] == k;
+      if (!seen) c->sclass[s * dp + c->nclass[s]++] = k;
+    }
   for (int l = L - 1; l >= 0; l--) {
     double fastest = INFINITY;
-    for (int s = 0; s < pp; s++)
-      for (int k = 0; k < c->nclass[s]; k++) {
-        const double *pk = PRE(c, s, k);
-        if (pk[l + 1] - pk[l] < fastest) fastest = pk[l + 1] - pk[l];
-      }
+    for (int k = 0; k < nk; k++) {
+      const double *pk = PRE(c, k);
+      if (pk[l + 1] - pk[l] < fastest) fastest = pk[l + 1] - pk[l];
+    }
     c->rest[l] = c->rest[l + 1] + fastest;
   }
-  for (int s = 0; s < pp; s++) {
-    c->cap[s] = INFINITY;
-    for (int i = 0; i < pl->dp * pl->tp; i++) {
-      const hp_devtype *t = &p->cluster->types[hp_device_type(p, pl->dev[(size_t)s * pl->dp * pl->tp + i])];
-      if (t->mem - t->reserved < c->cap[s]) c->cap[s] = t->mem - t->reserved;
-    }
-    if (s == pp - 1) continue;
+  for (int s = 0; s + 1 < pp; s++)
     for (int l = 0; l < L; l++) {
       double worst = 0;
-      for (int r = 0; r < pl->dp; r++) {
-        double bw, lat, e;
-        hp__handoff_link(p, pl, s, r, &bw, &lat);
-        e = hp__handoff_time(m->layers[l].out_bytes, pl->mbs, pl->tp, bw, lat);
+      for (int r = 0; r < dp; r++) {
+        double e = hp_costs_handoff(&c->k, s, r, l);
         if (e > worst) worst = e;
       }
       c->emax[(size_t)s * L + l] = worst;
     }
-  }
   return HP_OK;
 }
 
@@ -212,18 +170,18 @@ static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_term
   const hp_plan *pl = c->pl;
   int n = 0, dp = pl->dp;
   double base = 0;
-  for (int k = 0; k < c->nclass[s]; k++) {
-    const double *pk = PRE(c, s, k);
+  for (int q = 0; q < c->nclass[s]; q++) {
+    const double *pk = PRE(c, c->sclass[s * dp + q]);
     if (pk[j + 1] - pk[i] > base) base = pk[j + 1] - pk[i];
   }
   double zb = c->zpre[j + 1] - c->zpre[i], gb = c->gpre[j + 1] - c->gpre[i];
   for (int z = 0; z <= (c->o->allow_zdp && dp > 1); z++)
     for (int rec = 0; rec <= c->o->allow_recompute; rec++) {
-      double mem = hp__mem_total(z ? mz : mdp, hp_inflight(pl, s), pl->mbs, dp, rec);
-      if (!c->o->ignore_memory && mem > c->cap[s]) continue;
+      double mem = hp_cost_mem_total(z ? mz : mdp, c->k.inflight[s], pl->mbs, dp, rec);
+      if (!c->o->ignore_memory && mem > c->k.cap[s]) continue;
       option *op = &out[n++];
-      op->t = base * (rec ? 1.0 + 1.0 / 3.0 : 1.0) + (z ? hp__gather_time(zb, dp, c->bdp[s]) : 0);
-      op->q = hp__sync_time(z ? 0 : gb, z ? gb : 0, dp, c->bdp[s], c->latdp[s]);
+      op->t = hp_cost_recompute(base, rec) + (z ? hp_cost_gather(zb, dp, c->k.bdp[s]) : 0);
+      op->q = hp_cost_sync(z ? 0 : gb, z ? gb : 0, dp, c->k.bdp[s], c->k.latdp[s]);
       op->rec = (unsigned char)rec;
       op->zdp = (unsigned char)z;
       if (!rec) break;   /* no recompute fits: recomputing would only be slower */
@@ -247,12 +205,12 @@ static hp_err run_dp(dp_ctx *c, long *work)
         option ops[4];
         int nop;
         if (s == pp - 1 && j < L - 1) {   /* the last stage takes every remaining layer */
-          hp__mem_add(c->p, j, c->pl->tp, c->pl->mbs, 0, &mdp);
-          hp__mem_add(c->p, j, c->pl->tp, c->pl->mbs, 1, &mz);
+          hp_costs_mem_add(&c->k, j, 0, &mdp);
+          hp_costs_mem_add(&c->k, j, 1, &mz);
           continue;
         }
-        hp__mem_add(c->p, j, c->pl->tp, c->pl->mbs, 0, &mdp);
-        hp__mem_add(c->p, j, c->pl->tp, c->pl->mbs, 1, &mz);
+        hp_costs_mem_add(&c->k, j, 0, &mdp);
+        hp_costs_mem_add(&c->k, j, 1, &mz);
         nop = stage_options(c, s, i, j, &mdp, &mz, ops);
         double e = s < pp - 1 ? c->emax[(size_t)s * L + j] : 0;
         plist *to = &c->f[(size_t)(s + 1) * (L + 1) + j + 1];
@@ -287,8 +245,8 @@ static double even_split_bound(const dp_ctx *c)
     option ops[4];
     int nop, b = 0;
     for (int l = i; l <= j; l++) {
-      hp__mem_add(c->p, l, c->pl->tp, c->pl->mbs, 0, &mdp);
-      hp__mem_add(c->p, l, c->pl->tp, c->pl->mbs, 1, &mz);
+      hp_costs_mem_add(&c->k, l, 0, &mdp);
+      hp_costs_mem_add(&c->k, l, 1, &mz);
     }
     nop = stage_options(c, s, i, j, &mdp, &mz, ops);
     if (nop == 0) return INFINITY;
@@ -308,11 +266,10 @@ static void release(dp_ctx *c)
   free(c->f);
   free(c->pool);
   free(c->nclass);
+  free(c->sclass);
   free(c->pre);
   free(c->emax);
-  free(c->bdp);
-  free(c->latdp);
-  free(c->cap);
+  hp_costs_release(&c->k);
   free(c->zpre);
   free(c->gpre);
   free(c->rest);

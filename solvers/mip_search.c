@@ -23,13 +23,6 @@
 /* No backend call gets less: a relaxation cut off within milliseconds bounds nothing. */
 #define MIP_MIN_SECONDS 0.5
 
-static void place_mirror(hp_plan *pl)
-{
-  int per = pl->dp * pl->tp;
-  for (int s = 0; s < pl->pp; s++)
-    for (int i = 0; i < per; i++) pl->dev[(size_t)s * per + i] = (pl->pp - 1 - s) * per + i;
-}
-
 /* One (configuration, placement) to solve, ranked by the DP's figure. */
 typedef struct job { int ci, variant; double dp_obj; } job;
 
@@ -39,15 +32,6 @@ static int by_dp(const void *a, const void *b)
   if (x->dp_obj != y->dp_obj) return x->dp_obj < y->dp_obj ? -1 : 1;
   if (x->ci != y->ci) return x->ci - y->ci;
   return x->variant - y->variant;
-}
-
-static hp_err template_plan(const hp_problem *prob, const hp_config *c, int variant,
-                            hp_plan **pl, hp_diag *d)
-{
-  hp_err err = hp__plan_for(prob, c, pl, d);
-  if (err) return err;
-  if (variant == 0) hp_plan_place_in_order(*pl); else place_mirror(*pl);
-  return HP_OK;
 }
 
 /* Solves one MIP from an optional start plan; fills `sol`. */
@@ -115,6 +99,35 @@ static hp_err warm_start_sa(const hp_problem *prob, const hp_limits *lim, double
   return err;
 }
 
+/* Step 1's visits: the DP's split of one fixed placement, offered and kept as a start. */
+typedef struct sweep {
+  const hp_problem *prob;
+  const hp_limits *lim;
+  hp_result *out;
+  job *jobs;
+  int *nj;
+  hp_plan **dp_plan;      /* [2 n] the DP's plan of (configuration, variant), or NULL */
+} sweep;
+
+static hp_err dp_start(void *ctx, int i, int variant, hp_plan *pl, hp_diag *d)
+{
+  sweep *sw = ctx;
+  hp_dp_opts o;
+  int found = 0;
+  double obj = INFINITY;
+  hp_err err;
+  hp__dp_opts_init(&o);
+  if (!(err = hp__dp_split(sw->prob, pl, &o, &found, &obj, NULL, d)) && found) {
+    hp_eval e = {0};
+    if (!(err = hp_evaluate(sw->prob, pl, &e, d)) && e.feasible &&
+        !(err = hp_result_offer(sw->out, sw->lim, pl, &e, d)))
+      err = hp_plan_copy(&sw->dp_plan[2 * i + variant], pl, d);   /* the MIPs' start */
+    hp_eval_release(&e);
+  }
+  sw->jobs[(*sw->nj)++] = (job){ i, variant, found ? obj : INFINITY };
+  return err;
+}
+
 /* Where one configuration stands. */
 typedef struct cfg_state {
   double lb;            /* its relaxations' best bound; -INFINITY before one ran */
@@ -173,7 +186,7 @@ static hp_err relax_one(const hp_problem *prob, const hp_config *c, int by_node,
   hp_mip_map map;
   hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
   hp_err err;
-  if ((err = template_plan(prob, c, 0, &pl, d)) || (err = hp_mip_build_bound(prob, pl, by_node, &m, &map, d)))
+  if ((err = hp__plan_fixed(prob, c, 0, &pl, d)) || (err = hp_mip_build_bound(prob, pl, by_node, &m, &map, d)))
     { hp_plan_destroy(&pl); return err; }
   /* no start: it cannot raise the bound, and CBC 2.10.8 given the DP's plan as a start
    * reported the node relaxation of AMP's pp 4, dp 4, mbs 1 "optimal" at 0.916900 where
@@ -221,27 +234,8 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   for (int i = 0; i < n; i++) st[i].lb = -INFINITY;
 
   /* 1. the DP's split of every (configuration, placement) */
-  for (int i = 0; i < n && !err; i++)
-    for (int variant = 0; variant < 2 && !err; variant++) {
-      hp_plan *pl = NULL;
-      hp_dp_opts o;
-      int found = 0;
-      double obj = INFINITY;
-      if (variant == 1 && cfg[i].pp == 1) break;
-      if ((err = template_plan(prob, &cfg[i], variant, &pl, d))) break;
-      hp__dp_opts_init(&o);
-      if (!(err = hp__dp_split(prob, pl, &o, &found, &obj, NULL, d)) && found) {
-        hp_eval e = {0};
-        if (!(err = hp_evaluate(prob, pl, &e, d)) && e.feasible) {
-          err = hp_result_offer(out, lim, pl, &e, d);
-          dp_plan[2 * i + variant] = pl;      /* kept as the MIPs' start */
-          pl = NULL;
-        }
-        hp_eval_release(&e);
-      }
-      jobs[nj++] = (job){ i, variant, found ? obj : INFINITY };
-      hp_plan_destroy(&pl);
-    }
+  sweep sw = { prob, lim, out, jobs, &nj, dp_plan };
+  err = hp__each_fixed_placement(prob, cfg, n, lim, deadline, out, dp_start, &sw, d);
   qsort(jobs, (size_t)nj, sizeof *jobs, by_dp);
   if (!err) err = warm_start_sa(prob, lim, budget, out, d);
   for (int k = 0, c = 0; k < nj; k++) {   /* configurations in the order of their best job */
@@ -289,7 +283,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
     double left = deadline - hp__now();
     if (left < MIP_MIN_SECONDS) break;
     if (st[ci].pruned || !isfinite(jobs[k].dp_obj)) continue;
-    if ((err = template_plan(prob, &cfg[ci], jobs[k].variant, &pl, d)) ||
+    if ((err = hp__plan_fixed(prob, &cfg[ci], jobs[k].variant, &pl, d)) ||
         (err = hp_mip_build(prob, pl, 1, &m, &map, d)))
       { hp_plan_destroy(&pl); break; }
     err = solve_one(m, &map, dp_plan[2 * ci + jobs[k].variant], backend, lim, left,

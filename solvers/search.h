@@ -74,6 +74,21 @@ void hp__placement_move(int *order, int n, hp_rng *rng);
 /* The TP groups of a degree tp: tp consecutive GPUs of one node, in device order;
  * writes D / tp first-device ids into `first` and returns their count. */
 int hp__tp_groups(const hp_problem *p, int tp, int *first);
+/* The two fixed placements the DP searches: variant 0, Megatron order (TP ranks on
+ * consecutive devices, then replicas, then stages); variant 1, its stage mirror (stage s
+ * takes the devices variant 0 gives stage pp-1-s: the last nodes' devices first). */
+void hp__place_fixed(hp_plan *pl, int variant);
+/* A fresh plan of configuration c (gas set, stages empty) under fixed placement `variant`. */
+hp_err hp__plan_fixed(const hp_problem *p, const hp_config *c, int variant, hp_plan **out,
+                      hp_diag *d);
+/* Calls fn(ctx, i, variant, plan) for every configuration cfg[i] and both fixed placements
+ * (one when pp = 1), with a fresh plan of each that fn may change but not keep. Stops at
+ * fn's first error, or early when hp__should_stop(lim, deadline, out). */
+typedef hp_err (*hp_fixed_fn)(void *ctx, int i, int variant, hp_plan *pl, hp_diag *d);
+hp_err hp__each_fixed_placement(const hp_problem *p, const hp_config *cfg, int n,
+                                const hp_limits *lim, double deadline, hp_result *out,
+                                hp_fixed_fn fn, void *ctx, hp_diag *d);
+
 /* Places TP groups on slots: slot (s, r) gets group order[s * dp + r]. */
 void hp__place_groups(hp_plan *pl, const int *group_first, const int *order);
 

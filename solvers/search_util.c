@@ -76,6 +76,38 @@ int hp__tp_groups(const hp_problem *p, int tp, int *first)
   return n;
 }
 
+void hp__place_fixed(hp_plan *pl, int variant)
+{
+  int per = pl->dp * pl->tp;
+  if (variant == 0) { hp_plan_place_in_order(pl); return; }
+  for (int s = 0; s < pl->pp; s++)
+    for (int i = 0; i < per; i++) pl->dev[(size_t)s * per + i] = (pl->pp - 1 - s) * per + i;
+}
+
+hp_err hp__plan_fixed(const hp_problem *p, const hp_config *c, int variant, hp_plan **out,
+                      hp_diag *d)
+{
+  hp_err err = hp__plan_for(p, c, out, d);
+  if (!err) hp__place_fixed(*out, variant);
+  return err;
+}
+
+hp_err hp__each_fixed_placement(const hp_problem *p, const hp_config *cfg, int n,
+                                const hp_limits *lim, double deadline, hp_result *out,
+                                hp_fixed_fn fn, void *ctx, hp_diag *d)
+{
+  hp_err err = HP_OK;
+  for (int i = 0; i < n && !err; i++) {
+    for (int variant = 0; variant < (cfg[i].pp > 1 ? 2 : 1) && !err; variant++) {
+      hp_plan *pl = NULL;
+      if (!(err = hp__plan_fixed(p, &cfg[i], variant, &pl, d))) err = fn(ctx, i, variant, pl, d);
+      hp_plan_destroy(&pl);
+    }
+    if (i + 1 < n && hp__should_stop(lim, deadline, out)) break;
+  }
+  return err;
+}
+
 void hp__place_groups(hp_plan *pl, const int *group_first, const int *order)
 {
   for (int i = 0; i < pl->pp * pl->dp; i++)

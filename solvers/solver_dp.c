@@ -11,14 +11,6 @@
 
 #include "search.h"
 
-/* The mirror: stage s takes the devices the in-order placement gives stage pp-1-s. */
-static void place_reversed(hp_plan *pl)
-{
-  int per = pl->dp * pl->tp;
-  for (int s = 0; s < pl->pp; s++)
-    for (int i = 0; i < per; i++) pl->dev[(size_t)s * per + i] = (pl->pp - 1 - s) * per + i;
-}
-
 /* Splits `pl` with the DP and offers the plan to the result. With ignore_memory, the
  * fastest split regardless of memory is offered only if it does not fit: a rejected
  * candidate for --show-rejected. Only splits that could enter the ranking are sought. */
@@ -42,38 +34,38 @@ static hp_err split_and_offer(const hp_problem *prob, hp_plan *pl, const hp_limi
   return err;
 }
 
+typedef struct dp_run {
+  const hp_problem *prob;
+  const hp_limits *lim;
+  hp_result *out;
+} dp_run;
+
+static hp_err split_fixed(void *ctx, int i, int variant, hp_plan *pl, hp_diag *d)
+{
+  dp_run *run = ctx;
+  hp_err err = split_and_offer(run->prob, pl, run->lim, 0, run->out, d);
+  (void)i;
+  (void)variant;
+  if (!err && run->lim->keep_rejected) err = split_and_offer(run->prob, pl, run->lim, 1, run->out, d);
+  return err;
+}
+
 static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
                        hp_result *out, hp_diag *d)
 {
   hp_config *cfg = NULL;
   int n = hp__configs(prob, &cfg);
-  hp_err err = HP_OK;
-  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
-  int timed_out = 0;
+  dp_run run = { prob, lim, out };
+  hp_err err;
   (void)start;
   if (n < 0) return hp_fail(d, HP_NOMEM, "out of memory");
-  for (int i = 0; i < n && !err && !timed_out; i++)
-    for (int variant = 0; variant < 2 && !err; variant++) {
-      hp_plan *pl = NULL;
-      if (variant == 1 && cfg[i].pp == 1) break;
-      if ((err = hp_plan_create(&pl, cfg[i].pp, cfg[i].tp, cfg[i].dp, prob->model->n_layers, d)))
-        break;
-      pl->mbs = cfg[i].mbs;
-      pl->schedule = prob->job.schedule;
-      if (!(err = hp_plan_set_gas(prob, pl, d))) {
-        if (variant == 0) hp_plan_place_in_order(pl);
-        else place_reversed(pl);
-        err = split_and_offer(prob, pl, lim, 0, out, d);
-        if (!err && lim->keep_rejected) err = split_and_offer(prob, pl, lim, 1, out, d);
-      }
-      hp_plan_destroy(&pl);
-      if (hp__now() > deadline) timed_out = 1;
-    }
+  err = hp__each_fixed_placement(prob, cfg, n, lim,
+                                 lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY,
+                                 out, split_fixed, &run, d);
   free(cfg);
   out->space = HP_SPACE_RESTRICTED;
-  snprintf(out->space_note, sizeof out->space_note, "placement: Megatron order and its stage mirror; "
-           "sharding per stage");
-  if (timed_out) out->stopped = HP_STOP_TIME;
+  snprintf(out->space_note, sizeof out->space_note, "placement: Megatron order and its stage "
+           "mirror; sharding per stage");
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;
 }

@@ -66,7 +66,8 @@ static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes, in
   int L = m->n_layers, dp = pl->dp;
   osdp o = { 0 };
   hp_mem_terms mt = {0};
-  double bdp, latdp, f = (double)(dp - 1) / dp;
+  hp_costs tab;
+  double bdp;
   keyed *ks = hp__calloc((size_t)L, sizeof *ks);
   hp_err err = HP_OK;
   o.p = prob;
@@ -88,23 +89,21 @@ static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes, in
     err = hp_fail(d, HP_NOMEM, "out of memory");
     goto done;
   }
-  if (hp__replica_links(prob, pl, &bdp, &latdp)) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-  /* the slowest replica's compute is common to every choice; memory of activations too */
-  o.cap = INFINITY;
-  for (int i = 0; i < prob->cluster->n_devices; i++) {
-    const hp_devtype *t = &prob->cluster->types[hp_device_type(prob, i)];
-    if (t->mem - t->reserved < o.cap) o.cap = t->mem - t->reserved;
-  }
-  for (int l = 0; l < L; l++) hp__mem_add(prob, l, 1, pl->mbs, 0, &mt);
-  o.fixed_mem = hp__mem_total(&mt, hp_inflight(pl, 0), pl->mbs, dp, 0) - mt.states_dp;
+  if (hp_costs_build(prob, pl, &tab, d)) { err = HP_NOMEM; goto done; }
+  /* the slowest replica's compute is common to every choice; memory of activations too;
+   * with pp = 1 the one stage holds every device, and T = gas * t + sync */
+  bdp = tab.bdp[0];
+  o.cap = tab.cap[0];
+  for (int l = 0; l < L; l++) hp_costs_mem_add(&tab, l, 0, &mt);
+  o.fixed_mem = hp_cost_mem_total(&mt, tab.inflight[0], pl->mbs, dp, 0) - mt.states_dp;
   for (int l = 0; l < L; l++) {
-    const hp_layer *ly = &m->layers[l];
-    o.states[l] = m->state_bytes * ly->params;
-    o.gbytes[l] = m->param_bytes * ly->params;
-    o.dp_cost[l] = hp__sync_time(m->grad_bytes * ly->params, 0, dp, bdp, 0);
-    o.z_cost[l] = (double)pl->gas * hp__gather_time(o.gbytes[l], dp, bdp) +
-                  f * m->grad_bytes * ly->params / bdp;
+    o.states[l] = tab.layer[l].state;
+    o.gbytes[l] = tab.layer[l].param;
+    o.dp_cost[l] = hp_cost_sync(tab.layer[l].grad, 0, dp, bdp, 0);
+    o.z_cost[l] = (double)pl->gas * hp_cost_gather(o.gbytes[l], dp, bdp) +
+                  hp_cost_sync(0, tab.layer[l].grad, dp, bdp, 0);
   }
+  hp_costs_release(&tab);
   for (int l = 0; l < L; l++) ks[l] = (keyed){ o.states[l], l };
   qsort(ks, (size_t)L, sizeof *ks, by_key_desc);
   for (int k = 0; k < L; k++) o.order[k] = ks[k].l;

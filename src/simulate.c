@@ -94,59 +94,42 @@ static hp_err setup(sim *S)
 {
   const hp_problem *p = S->p;
   const hp_plan *pl = S->pl;
-  const hp_model *m = p->model;
-  int pp = pl->pp, dp = pl->dp, gas = (int)pl->gas, tp = pl->tp;
-  double *bdp = hp__calloc((size_t)pp, sizeof *bdp), *latdp = hp__calloc((size_t)pp, sizeof *latdp);
+  int pp = pl->pp, dp = pl->dp, gas = (int)pl->gas;
+  hp_costs k;
   hp_err err = HP_OK;
+  if (hp_costs_build(p, pl, &k, NULL)) return HP_NOMEM;
   S->lanes = hp__calloc((size_t)pp * dp, sizeof *S->lanes);
   S->fwd_links = hp__calloc((size_t)pp * dp, sizeof *S->fwd_links);
   S->bwd_links = hp__calloc((size_t)pp * dp, sizeof *S->bwd_links);
   S->sync = hp__calloc((size_t)pp, sizeof *S->sync);
   S->bwd_done = hp__calloc((size_t)pp, sizeof *S->bwd_done);
   S->last_bwd = hp__calloc((size_t)pp, sizeof *S->last_bwd);
-  if (!bdp || !latdp || !S->lanes || !S->fwd_links || !S->bwd_links || !S->sync ||
-      !S->bwd_done || !S->last_bwd || hp__replica_links(p, pl, bdp, latdp)) {
+  if (!S->lanes || !S->fwd_links || !S->bwd_links || !S->sync || !S->bwd_done || !S->last_bwd) {
     err = HP_NOMEM;
     goto done;
   }
   for (int s = 0; s < pp; s++) {
-    double G = 0, Gz = 0, zbytes = 0;
-    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) {
-      const hp_layer *ly = &m->layers[l];
-      int tl = ly->splittable ? tp : 1, z = pl->zdp[l] && dp > 1;
-      if (z) {
-        Gz += m->grad_bytes * ly->params / tl;
-        zbytes += m->param_bytes * ly->params / tl;
-      } else {
-        G += m->grad_bytes * ly->params / tl;
-      }
-    }
-    S->sync[s] = hp__sync_time(G, Gz, dp, bdp[s], latdp[s]);
-    double gather = hp__gather_time(zbytes, dp, bdp[s]);
+    hp_stage_cost sc;
+    hp_costs_stage(&k, s, pl->first[s], hp_stage_last(pl, s), pl->zdp, pl->recompute[s], &sc);
+    S->sync[s] = sc.sync;
     for (int r = 0; r < dp; r++) {
       lane *ln = &S->lanes[s * dp + r];
-      double btp, lattp, comp = 0;
-      hp__tp_link(p, pl, s, r, &btp, &lattp);
-      for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++)
-        comp += hp__slot_layer_time(p, pl, s, r, l, btp, lattp);
-      ln->fwd = comp / 3 + gather / 2;
-      ln->bwd = comp * (2.0 / 3.0 + (pl->recompute[s] ? 1.0 / 3.0 : 0)) + gather / 2;
+      double comp = hp_costs_compute(&k, k.slot_class[s * dp + r], pl->first[s], hp_stage_last(pl, s));
+      hp_cost_fwd_bwd(comp, pl->recompute[s], sc.gather, &ln->fwd, &ln->bwd);
       ln->n = 2 * gas;
       ln->ops = hp__calloc((size_t)ln->n, sizeof *ln->ops);
       ln->act_at = hp__calloc((size_t)gas, sizeof *ln->act_at);
       ln->grad_at = hp__calloc((size_t)gas, sizeof *ln->grad_at);
       if (!ln->ops || !ln->act_at || !ln->grad_at) { err = HP_NOMEM; goto done; }
       schedule(pl, s, ln->ops);
-      for (int k = 0; k < gas; k++) {
-        ln->act_at[k] = s == 0 ? 0 : INFINITY;
-        ln->grad_at[k] = s == pp - 1 ? 0 : INFINITY;
+      for (int m = 0; m < gas; m++) {
+        ln->act_at[m] = s == 0 ? 0 : INFINITY;
+        ln->grad_at[m] = s == pp - 1 ? 0 : INFINITY;
       }
       if (s < pp - 1) {
-        double bw, lat, one;
-        hp__handoff_link(p, pl, s, r, &bw, &lat);
-        one = hp__handoff_time(m->layers[hp_stage_last(pl, s)].out_bytes, pl->mbs, tp, bw, lat) / 2;
         link *f = &S->fwd_links[s * dp + r], *b = &S->bwd_links[(s + 1) * dp + r];
-        f->dur = b->dur = one;     /* each direction carries half of the hand-off e */
+        /* each direction carries half of the hand-off e */
+        f->dur = b->dur = hp_costs_handoff(&k, s, r, hp_stage_last(pl, s)) / 2;
         f->q = hp__calloc((size_t)gas, sizeof *f->q);
         b->q = hp__calloc((size_t)gas, sizeof *b->q);
         if (!f->q || !b->q) { err = HP_NOMEM; goto done; }
@@ -154,8 +137,7 @@ static hp_err setup(sim *S)
     }
   }
 done:
-  free(bdp);
-  free(latdp);
+  hp_costs_release(&k);
   return err;
 }
 

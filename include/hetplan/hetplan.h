@@ -6,6 +6,7 @@
 #include "hp_error.h"
 #include "hp_problem.h"
 #include "hp_plan.h"
+#include "hp_cost.h"
 #include "hp_eval.h"
 #include "hp_result.h"
 #include "hp_solver.h"
