@@ -4,7 +4,8 @@
 #   make test       warnings-fatal build, then the whole test suite (what CI runs)
 #   make bench      planning-time benchmark tables (not a test)
 #   make bench-mip  the MIP solvers' bound and gap on 16 to 768 GPUs (not a test, ~35 min)
-#   make check-asan the test suite under AddressSanitizer + UBSan (build/asan/)
+#   make check-asan the test suite under AddressSanitizer + UBSan + LeakSanitizer (build/asan/)
+#   make check-valgrind  the unit tests and a few commands under valgrind (build/vg/)
 #   make deps       install the Debian packages the project needs (as root)
 # Optional parts are switches: CUDA_HOME (the GPU profiler, built only where the
 # toolkit is), BUILD (output folder), XCFLAGS (extra flags).
@@ -17,7 +18,7 @@ XLDFLAGS ?=
 WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wwrite-strings -Wpointer-arith -Wformat=2
 CPPFLAGS += -D_POSIX_C_SOURCE=200809L -Iinclude $(shell pkg-config --cflags libcjson 2>/dev/null)
-LDLIBS   += $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm
+LDLIBS   += $(shell pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm -pthread
 
 # The MIP backends are built where their libraries are (Debian: libglpk-dev,
 # coinor-libcbc-dev); GLPK=0 or CBC=0 leaves one out.
@@ -46,7 +47,7 @@ LIB   := $(BUILD)/libhetplan.a
 TOOL  := $(BUILD)/hetplan
 UNIT  := $(BUILD)/unit_tests
 
-.PHONY: all demo test unit bench bench-mip check-asan deps clean
+.PHONY: all demo test unit bench bench-mip check-asan check-valgrind deps clean
 
 all: $(TOOL)
 
@@ -83,15 +84,35 @@ demo: all
 	./examples/demo.sh $(TOOL)
 
 # The test build: warnings are errors; the runner's last line is "N passed, N failed".
+# Builds without a backend (make GLPK=0 CBC=0 test) get a folder of their own.
+TEST_BUILD := build/test$(if $(filter 0,$(GLPK)),-noglpk)$(if $(filter 0,$(CBC)),-nocbc)
 test:
-	$(MAKE) --no-print-directory BUILD=build/test XCFLAGS="-Werror" unit
-	./tests/run.sh build/test
+	$(MAKE) --no-print-directory BUILD=$(TEST_BUILD) XCFLAGS="-Werror" unit
+	./tests/run.sh $(TEST_BUILD)
 
+# The suite under AddressSanitizer, UBSan and LeakSanitizer; then a self-check that
+# LeakSanitizer really runs: a test with a planted leak (HARNESS_PLANT_LEAK) must fail.
+LEAK_PROBE := evaluate_names_the_lowest_overflowing_device
 check-asan:
 	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  XCFLAGS="-Werror -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	  XLDFLAGS="-fsanitize=address,undefined" unit
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./tests/run.sh build/asan
+	@if ASAN_OPTIONS=detect_leaks=1 HARNESS_PLANT_LEAK=1 build/asan/unit_tests $(LEAK_PROBE) \
+	     >build/asan/leak-probe.txt 2>&1; then \
+	  echo "check-asan: a planted leak passed: LeakSanitizer is not running"; exit 1; \
+	elif grep -q "detected memory leaks" build/asan/leak-probe.txt; then \
+	  echo "check-asan: LeakSanitizer caught the planted leak, as it must"; \
+	else echo "check-asan: the leak probe failed without a leak report:"; \
+	  cat build/asan/leak-probe.txt; exit 1; fi
+
+# The unit tests and a few commands under valgrind (memcheck: errors and definite
+# leaks fail), with the tests' time limit scaled for valgrind's slowness.
+VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+check-valgrind:
+	$(MAKE) --no-print-directory BUILD=build/vg CFLAGS="-O1 -g" XCFLAGS="-Werror" unit
+	HARNESS_TIMEOUT_SCALE=30 $(VALGRIND) build/vg/unit_tests
+	./tests/valgrind_cli.sh "$(VALGRIND)" build/vg/hetplan
 
 deps:
 	./scripts/install-deps.sh

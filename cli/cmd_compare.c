@@ -47,7 +47,11 @@ int cmd_compare(int argc, char **argv)
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
       const hp_solver *s = hp_solver_find(t);
       if (!s) {
-        fprintf(stderr, "hetplan compare: unknown solver '%s' (see 'hetplan solvers')\n", t);
+        char why[256];
+        if (hp_solver_not_built(t, why, sizeof why))
+          fprintf(stderr, "hetplan compare: %s\n", why);
+        else
+          fprintf(stderr, "hetplan compare: unknown solver '%s' (see 'hetplan solvers')\n", t);
         return EXIT_USAGE;
       }
       if (n < 64) rows[n++].s = s;

@@ -65,7 +65,11 @@ int cmd_plan(int argc, char **argv)
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
   s = o.solver ? hp_solver_find(o.solver) : hp_solver_all()[0];
   if (!s) {
-    fprintf(stderr, "hetplan plan: unknown solver '%s' (see 'hetplan solvers')\n", o.solver);
+    char why[256];
+    if (hp_solver_not_built(o.solver, why, sizeof why))
+      fprintf(stderr, "hetplan plan: %s\n", why);
+    else
+      fprintf(stderr, "hetplan plan: unknown solver '%s' (see 'hetplan solvers')\n", o.solver);
     return EXIT_USAGE;
   }
   if ((rc = cli_load_problem(&o, "plan", &prob))) return rc;

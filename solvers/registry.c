@@ -1,6 +1,7 @@
 /* registry.c -- the one list of solvers built in, in order of preference: the first is
  * `hetplan plan`'s default (dp: exact layer split, fast at every size measured by make
  * bench); sa refines it on heterogeneous clusters at more cost. */
+#include <stdio.h>
 #include <string.h>
 
 #include "../src/internal.h"
@@ -45,6 +46,32 @@ static const hp_solver *const all_solvers[] = {
   NULL };
 
 const hp_solver *const *hp_solver_all(void) { return all_solvers; }
+
+/* The optional solvers, whether or not this build has them. */
+static const struct { const char *name, *library, *package, *make_flag; int built; } optional[] = {
+#ifdef HP_HAVE_GLPK
+  { "glpk", "GLPK", "libglpk-dev", "GLPK=1", 1 },
+#else
+  { "glpk", "GLPK", "libglpk-dev", "GLPK=1", 0 },
+#endif
+#ifdef HP_HAVE_CBC
+  { "cbc", "CBC", "coinor-libcbc-dev", "CBC=1", 1 },
+#else
+  { "cbc", "CBC", "coinor-libcbc-dev", "CBC=1", 0 },
+#endif
+};
+
+const char *hp_solver_not_built(const char *name, char *buf, unsigned long n)
+{
+  for (unsigned i = 0; i < sizeof optional / sizeof optional[0]; i++)
+    if (!optional[i].built && !strcmp(optional[i].name, name)) {
+      snprintf(buf, n, "this build lacks %s, which solver '%s' needs: install %s and "
+               "rebuild (make %s)", optional[i].library, name, optional[i].package,
+               optional[i].make_flag);
+      return buf;
+    }
+  return NULL;
+}
 
 const hp_solver *hp_solver_find(const char *name)
 {

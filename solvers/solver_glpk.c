@@ -4,7 +4,9 @@
  * with its integer columns fixed and checked against the MIP here; with a start the
  * presolver is off and the LP relaxation is solved first (a presolved problem misreads
  * a start); the best bound is read inside the callback, the tree being gone after;
- * misuse would abort the process, so glp_error_hook jumps back. */
+ * misuse would abort the process, so glp_error_hook jumps back. No state outlives a
+ * call: the jump buffer and the callback's data live on the caller's stack, so two
+ * solves may run at once in two threads (GLPK keeps its environment per thread). */
 #include <float.h>
 #include <math.h>
 #include <limits.h>
@@ -22,8 +24,9 @@ typedef struct glpk_cb {
   double cutoff;          /* stop once the bound reaches it */
 } glpk_cb;
 
-static jmp_buf glpk_jump;
-static void on_glpk_error(void *info) { (void)info; longjmp(glpk_jump, 1); }
+/* Where GLPK's error hook jumps back to: one per call. */
+typedef struct glpk_guard { jmp_buf jump; } glpk_guard;
+static void on_glpk_error(void *info) { longjmp(((glpk_guard *)info)->jump, 1); }
 
 static void callback(glp_tree *T, void *info)
 {
@@ -115,10 +118,11 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
   glpk_cb cb = { NULL, 0, -INFINITY, cutoff };
   glp_iocp ip;
   glp_smcp sp;
+  glpk_guard guard;
   int ret;
   glp_term_out(GLP_OFF);
-  glp_error_hook(on_glpk_error, NULL);
-  if (setjmp(glpk_jump)) {
+  glp_error_hook(on_glpk_error, &guard);
+  if (setjmp(guard.jump)) {
     glp_error_hook(NULL, NULL);
     glp_free_env();
     free(full);

@@ -27,6 +27,9 @@ typedef struct hp_solver {
 const hp_solver *const *hp_solver_all(void);
 /* The solver of that name, or NULL. */
 const hp_solver *hp_solver_find(const char *name);
+/* If `name` is an optional solver this build left out (glpk, cbc), writes why and what
+ * to install into buf (n bytes) and returns it; else NULL. */
+const char *hp_solver_not_built(const char *name, char *buf, unsigned long n);
 
 /* Runs a solver and fills the parts every solver shares: wall time, and the plan's
  * objective re-scored by the evaluator (a solver's own figure is never kept). */

@@ -1,5 +1,6 @@
 /* harness.h -- a small test runner: TEST(name) registers a test; each runs in a child
- * process with a time limit; the run ends with the line "unit: N passed, N failed". */
+ * process with a time limit; the run ends with the line "unit: N passed, N failed"
+ * (skipped tests are listed and counted apart). */
 #ifndef HP_HARNESS_H
 #define HP_HARNESS_H
 
@@ -11,6 +12,11 @@ typedef void (*test_fn)(void);
 void harness_register(const char *name, test_fn fn);
 void harness_fail(const char *file, int line, const char *fmt, ...)
   __attribute__((format(printf, 3, 4)));
+/* Ends the running test as skipped, with the reason (counted apart, never as a pass). */
+void harness_skip(const char *why) __attribute__((noreturn));
+
+/* Skips the test unless the condition holds, e.g. SKIP_UNLESS(have_glpk, "built without GLPK"). */
+#define SKIP_UNLESS(cond, why) do { if (!(cond)) harness_skip(why); } while (0)
 
 #define TEST(name)                                                                   \
   static void name(void);                                                            \
