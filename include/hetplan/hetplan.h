@@ -7,6 +7,8 @@
 #include "hp_problem.h"
 #include "hp_plan.h"
 #include "hp_cost.h"
+#include "hp_classes.h"
+#include "hp_pattern.h"
 #include "hp_eval.h"
 #include "hp_result.h"
 #include "hp_solver.h"
