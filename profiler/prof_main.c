@@ -668,7 +668,7 @@ int main(int argc, char **argv)
         snprintf(run.types[run.n_types++].name, sizeof run.types[0].name, "%s", shares[r].type);
         if (r == rank) measurer = 1;
       }
-      if (r == rank) type = k;
+      if (r == rank) type = k < run.n_types ? k : 0;
     }
     if (all_gpu && measurer && prof_peak_tflops(gpu.name) == 0 && o.tflops < 0)
       mine.gemm_rate = prof_gpu_gemm_rate(&gpu, 8192, 10);
