@@ -351,7 +351,10 @@ static int time_layers(const layer_job *j, prof_point **pts, int *n_pts, char *w
         char w[256];
         double comm;
         int rc;
-        if (!o->n_mbs && mbs > o->max_mbs) break;
+        if (!o->n_mbs && mbs > o->max_mbs) {
+          snprintf(note, sizeof note, "--max-mbs %d reached: larger ones may fit", o->max_mbs);
+          break;
+        }
         if (prof_layer_build(m, l, tps[ti], mbs, ly, w, sizeof w)) {
           snprintf(note, sizeof note, "skipped: %s", w);
           break;

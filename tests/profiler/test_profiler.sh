@@ -32,6 +32,19 @@ else
   bad prof_units "$U is missing: build it (make test)"
 fi
 
+# only prof_main.c prints: the other C objects refer to no stream and no exit (the
+# nvcc-compiled kernels are left out: nvcc's own registration code refers to exit)
+forbidden='^(stdout|stderr|printf|fprintf|vprintf|vfprintf|puts|fputs|fputc|putc|putchar|perror|exit|_exit|abort|__printf_chk|__fprintf_chk|__vfprintf_chk)$'
+hits=""
+for o in "$build"/profiler/*.o; do
+  [ -e "$o" ] || continue
+  case "$(basename "$o")" in prof_main.o|prof_kernels.o) continue ;; esac
+  s=$(nm -u "$o" | awk '{ print $2 }' | grep -E "$forbidden" | tr '\n' ' ')
+  [ -n "$s" ] && hits+="$(basename "$o"): $s; "
+done
+if ls "$build"/profiler/prof_ops.o >/dev/null 2>&1 && [ -z "$hits" ]; then ok only_prof_main_prints
+else bad only_prof_main_prints "${hits:-no objects under $build/profiler}"; fi
+
 # --- the program
 if [ ! -x "$P" ] || ! command -v mpirun >/dev/null; then
   bad hetplan_profile_built "$P or mpirun is missing: Open MPI comes from ./scripts/install-deps.sh (openmpi-bin, libopenmpi-dev)"
