@@ -123,6 +123,9 @@ static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
     snprintf(msg, sizeof msg, "%s", c->d->msg);
     return hp_fail(c->d, err, "%s: %s", c->file, msg);
   }
+  if (!(m->transformer = hp__calloc(1, sizeof *m->transformer)))
+    return hp_fail(c->d, HP_NOMEM, "out of memory");
+  *m->transformer = t;
   return HP_OK;
 }
 

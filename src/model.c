@@ -42,6 +42,7 @@ void hp_model_destroy(hp_model **pm)
     free(m->layers[l].kind);
   }
   free(m->layers);
+  free(m->transformer);
   free(m->name);
   free(m);
   *pm = NULL;
@@ -92,6 +93,7 @@ void hp_profile_destroy(hp_profile **pp)
   free(p->measures);
   free(p->dev_bw);
   free(p->dev_lat);
+  free(p->name);
   free(p);
   *pp = NULL;
 }
