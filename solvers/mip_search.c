@@ -246,7 +246,10 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
     if (q > 0 && pruned(&c, i)) continue;
     if (hp__should_stop(lim, deadline, out) || left < MIP_MIN_SECONDS) break;
     for (int k = q; k < n_open; k++) todo += k == q || !pruned(&c, open[k].i);
-    err = solve_mip(&c, i, backend, fmax(MIP_MIN_SECONDS, q == 0 ? left / 2 : left / todo), q > 0, d);
+    /* the MIPs check the bounds and offer plans, but bound nothing themselves: they get
+     * a share, not the whole of what is left */
+    double share = fmin(q == 0 ? left / 2 : left / todo, fmax(10, budget / 10));
+    err = solve_mip(&c, i, backend, fmax(MIP_MIN_SECONDS, share), q > 0, d);
     report(&c, q + 1);
   }
   if (err) goto done;

@@ -36,6 +36,7 @@
 #define PAT_EXACT_POINTS 4000000L
 #define PAT_EXACT_WORK 30000000L
 #define PAT_MAX_POINTS 20000000L
+#define PAT_EXACT_LISTS 4000000.0
 
 typedef struct ppoint {
   double M, S, Q;
@@ -61,6 +62,8 @@ typedef struct pdp {
   ppoint *pool;
   long n_pool, cap_pool;
   pplist *cur, *nxt;     /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
+  size_t *tcur, *tnxt;   /* the frontiers of cur and nxt that hold points */
+  size_t n_tcur, n_tnxt, cap_t;
   double cutoff;         /* compare priced values with it (cutoff + price of all groups) */
   long work, max_points, max_work;  /* max_work: transitions this run may try (0: any) */
   int stopped, overflow;
@@ -212,100 +215,123 @@ static size_t fidx(const pdp *c, int i, int kp, int res)
   return ((size_t)i * (size_t)(c->K + 1) + (size_t)kp) * (size_t)c->R + (size_t)res;
 }
 
-static void clear(pdp *c, pplist *f)
+static int by_index(const void *a, const void *b)
 {
-  size_t n = (size_t)(c->L + 1) * (size_t)(c->K + 1) * (size_t)c->R;
-  for (size_t i = 0; i < n; i++) f[i].n = 0;
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
 }
 
-/* One DP run; the best final point's pool index in *best (-1 if none below the cutoff). */
+/* Inserts into the frontier at index ix of the next stage, noting it as touched. */
+static int insert_next(pdp *c, size_t ix, const ppoint *pt)
+{
+  if (c->nxt[ix].n == 0) {
+    if (c->n_tnxt == c->cap_t) {
+      size_t ncap = c->cap_t ? 2 * c->cap_t : 1024;
+      size_t *a = realloc(c->tcur, ncap * sizeof *a), *b2;
+      if (!a) return -2;
+      c->tcur = a;
+      if (!(b2 = realloc(c->tnxt, ncap * sizeof *b2))) return -2;
+      c->tnxt = b2;
+      c->cap_t = ncap;
+    }
+    c->tnxt[c->n_tnxt++] = ix;
+  }
+  return insert(c, &c->nxt[ix], pt);
+}
+
+/* One DP run; the best final point's pool index in *best (-1 if none below the cutoff).
+ * Only the states reached are visited: each stage keeps the list of frontiers it
+ * touched, sorted so that those of one first layer come together. */
 static hp_err run(pdp *c, long *best)
 {
   int L = c->L, pp = c->pp, K = c->K, R = c->R;
-  size_t nf = (size_t)(L + 1) * (size_t)(K + 1) * (size_t)R;
-  double *mem0 = hp__calloc((size_t)2 * L, sizeof *mem0);   /* [rec][j] for the current i */
-  double bestv = INFINITY;
+  double mem0[2], bestv = INFINITY;
   ppoint start = { 0, 0, 0, -1, 0, 0, 0 };
   hp_err err = HP_OK;
   *best = -1;
   c->n_pool = 0;
   c->stopped = c->overflow = 0;
-  if (!mem0) return HP_NOMEM;
-  clear(c, c->cur);
-  if (insert(c, &c->cur[fidx(c, 0, K, 0)], &start) < 0) { free(mem0); return HP_NOMEM; }
-  for (int s = 0; s < pp && !err && !c->stopped && !c->overflow; s++) {
-    clear(c, c->nxt);
-    for (int i = s; i <= L - (pp - s); i++) {
-      int any = 0;
-      for (size_t q = fidx(c, i, 0, 0); q < fidx(c, i + 1, 0, 0) && !any; q++) any = c->cur[q].n > 0;
-      if (!any) continue;
-      if ((c->work & 1023) == 0 && hp__stop_now(c->o->stop, c->o->deadline)) { c->stopped = 1; break; }
+  for (size_t q = 0; q < c->n_tcur; q++) c->cur[c->tcur[q]].n = 0;
+  for (size_t q = 0; q < c->n_tnxt; q++) c->nxt[c->tnxt[q]].n = 0;
+  c->n_tcur = c->n_tnxt = 0;
+  if (insert_next(c, fidx(c, 0, K, 0), &start) < 0) return HP_NOMEM;
+  for (int s = 0; s <= pp && !err && !c->stopped && !c->overflow; s++) {
+    /* the states of stage s are those stage s - 1 touched; stage s - 1's own are done */
+    for (size_t q = 0; q < c->n_tcur; q++) c->cur[c->tcur[q]].n = 0;
+    pplist *t = c->cur; c->cur = c->nxt; c->nxt = t;
+    size_t *tt = c->tcur; c->tcur = c->tnxt; c->tnxt = tt;
+    c->n_tcur = c->n_tnxt;
+    c->n_tnxt = 0;
+    qsort(c->tcur, c->n_tcur, sizeof *c->tcur, by_index);
+    if (s == pp) break;
+    for (size_t g0 = 0, g1; g0 < c->n_tcur && !err && !c->overflow; g0 = g1) {
+      int i = (int)(c->tcur[g0] / ((size_t)(K + 1) * R));
+      for (g1 = g0; g1 < c->n_tcur && (int)(c->tcur[g1] / ((size_t)(K + 1) * R)) == i; g1++) {}
+      if (i > L - (pp - s)) continue;
+      if (hp__stop_now(c->o->stop, c->o->deadline)) { c->stopped = 1; break; }
       hp_mem_terms mt = {0};
       int jmax = s == pp - 1 ? L - 1 : L - (pp - s);
-      for (int j = i; j <= jmax; j++) {
+      for (int j = i; j <= jmax && !err && !c->overflow; j++) {
         hp_costs_mem_add(&c->pt->tab, j, 0, &mt);
         if (s == pp - 1 && j < L - 1) continue;   /* the last stage takes the rest */
-        double states = c->spre[j + 1] - c->spre[i];
+        double states = c->spre[j + 1] - c->spre[i], least = INFINITY;
+        for (int x = 0; x < c->C; x++) {
+          const double *px = &c->pre[(size_t)x * (L + 1)];
+          if (c->pt->groups[x] > 0 && px[j + 1] - px[i] < least) least = px[j + 1] - px[i];
+        }
+        /* M >= (gas - 1) t_max >= (gas - 1) x the least compute: longer stages only grow */
+        if ((double)(c->gas - 1) * least + pp * fmin(c->pen_min, 0) > c->cutoff * (1 + 1e-12)) break;
         for (int rec = 0; rec < 2; rec++)
           mem0[rec] = hp_cost_mem_total(&mt, c->pt->tab.inflight[s], c->pt->tab.mbs, c->dp, rec);
-        for (int k = 0; k < K; k++)
-          for (int rec = 0; rec < 2; rec++) {
+        for (int k = 0; k < K && !err && !c->overflow; k++)
+          for (int rec = 0; rec < 2 && !err && !c->overflow; rec++) {
             popt o;
             stage_option(c, i, j, k, rec, mem0[rec], states, &o);
             if (!o.ok) continue;
+            int rflag = rec;
             if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
             double mterm = (double)c->gas * o.t_max - o.t_min;
-            for (int kp = 0; kp <= K; kp++) {
+            for (size_t g = g0; g < g1 && !err && !c->overflow; g++) {
+              size_t ix = c->tcur[g];
+              int kp = (int)(ix / R % (size_t)(K + 1)), res = (int)(ix % (size_t)R);
+              const pplist *from = &c->cur[ix];
               double e = 0;
               if (s > 0) {
                 if (kp == K) continue;
                 e = hp_patterns_handoff(c->pt, kp, k, i - 1);
                 if (!isfinite(e)) continue;
-              } else if (kp != K) {
-                continue;
               }
-              for (int res = 0; res < R; res++) {
-                pplist *from = &c->cur[fidx(c, i, kp, res)];
-                if (from->n == 0) continue;
-                int nres = res_next(c, res, k, s + 1);
-                if (nres < 0) continue;
-                if (s == pp - 1 && !res_final_ok(c, nres)) continue;
-                pplist *to = &c->nxt[fidx(c, j + 1, k, nres)];
-                for (int q = 0; q < from->n; q++) {
-                  int pi = from->ix[q];
-                  const ppoint *x = &c->pool[pi];
-                  ppoint np = { x->M > mterm ? x->M : mterm, x->S + o.t_min + e + c->pen[k],
-                                x->Q > o.q ? x->Q : o.q, pi, (short)i, (unsigned char)k,
-                                (unsigned char)(rec & 1) };
-                  if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
-                  if (completion_bound(c, &np, s + 1, j + 1) > c->cutoff * (1 + 1e-12)) continue;
-                  if (s == pp - 1 && objective(&np) < bestv) bestv = objective(&np);
-                  int r = insert(c, to, &np);
-                  if (r == -2) { err = HP_NOMEM; break; }
-                  if (r == -1) break;
-                }
-                if (err || c->overflow) break;
+              int nres = res_next(c, res, k, s + 1);
+              if (nres < 0) continue;
+              if (s == pp - 1 && !res_final_ok(c, nres)) continue;
+              size_t to = fidx(c, j + 1, k, nres);
+              for (int q = 0; q < from->n; q++) {
+                int pi = from->ix[q];
+                const ppoint *x = &c->pool[pi];
+                ppoint np = { x->M > mterm ? x->M : mterm, x->S + o.t_min + e + c->pen[k],
+                              x->Q > o.q ? x->Q : o.q, pi, (short)i, (unsigned char)k,
+                              (unsigned char)rflag };
+                if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
+                if (completion_bound(c, &np, s + 1, j + 1) > c->cutoff * (1 + 1e-12)) continue;
+                if (s == pp - 1 && objective(&np) < bestv) bestv = objective(&np);
+                int r = insert_next(c, to, &np);
+                if (r == -2) { err = HP_NOMEM; break; }
+                if (r == -1) break;
               }
-              if (err || c->overflow) break;
             }
-            if (err || c->overflow) break;
           }
-        if (err || c->overflow) break;
       }
-      if (err || c->overflow) break;
     }
-    pplist *t = c->cur; c->cur = c->nxt; c->nxt = t;
   }
   if (!err && !c->stopped && !c->overflow)
-    for (int kp = 0; kp < K; kp++)
-      for (int res = 0; res < R; res++) {
-        const pplist *f = &c->cur[fidx(c, L, kp, res)];
-        for (int q = 0; q < f->n; q++)
-          if (*best < 0 || objective(&c->pool[f->ix[q]]) < objective(&c->pool[*best]))
-            *best = f->ix[q];
-      }
-  (void)nf;
-  free(mem0);
+    for (size_t q = 0; q < c->n_tcur; q++) {
+      size_t ix = c->tcur[q];
+      const pplist *f = &c->cur[ix];
+      if ((int)(ix / ((size_t)(K + 1) * R)) != L) continue;
+      for (int r = 0; r < f->n; r++)
+        if (*best < 0 || objective(&c->pool[f->ix[r]]) < objective(&c->pool[*best]))
+          *best = f->ix[r];
+    }
   return err;
 }
 
@@ -320,6 +346,10 @@ static void release(pdp *c)
     free(f);
   }
   c->cur = c->nxt = NULL;
+  free(c->tcur);
+  free(c->tnxt);
+  c->tcur = c->tnxt = NULL;
+  c->n_tcur = c->n_tnxt = c->cap_t = 0;
   free(c->pool);
   c->pool = NULL;
   c->n_pool = c->cap_pool = 0;
@@ -421,7 +451,7 @@ static hp_err lagrange(pdp *c, hp_pat_result *r, double cutoff, int *done)
         if (g == 0 || (g > 0 ? 1 : -1) != dir) bracketed = 1; else a = b;
       }
       if (!bracketed || g == 0) continue;
-      for (int t = 0; t < 30; t++) {
+      for (int t = 0; t < 16 && fabs(b - a) > 1e-4 * scale; t++) {
         lam[x] = (a + b) / 2;
         if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
         if (v > r->bound) r->bound = v;
@@ -501,7 +531,9 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     c.gpre[l + 1] = c.gpre[l] + tab->layer[l].grad;
   }
   /* the exact count of groups where it is affordable, else (or when it gives up) prices */
-  if (o->exact != 0 && c.C <= 2) {
+  /* the exact count's frontiers: (L + 1)(K + 1)(pp + 1)^2 lists, affordable up to a size */
+  if (o->exact != 0 && c.C <= 2 &&
+      (o->exact == 1 || (double)(L + 1) * (c.K + 1) * (c.C == 2 ? (double)(c.pp + 1) * (c.pp + 1) : 1) <= PAT_EXACT_LISTS)) {
     double zero[HP_PATTERN_MAX_CLASSES] = {0};
     int use[HP_PATTERN_MAX_CLASSES];
     double v;

@@ -13,6 +13,9 @@ hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_conf
                         hp_diag *d)
 {
   hp_err err = HP_OK;
+  /* two rounds: first each configuration gets a few times its share of the time left,
+   * so that none starves the rest; then those cut short share what is left */
+  for (int round = 0; round < 2 && !err; round++)
   for (int q = 0; q < n && !err; q++) {
     int i = order ? order[q] : q, found = 0;
     hp_plan *pl = NULL;
@@ -21,11 +24,15 @@ hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_conf
     hp_pat_result r;
     if (b[i].done) continue;
     if (hp__should_stop(lim, deadline, out)) break;
+    int todo = 0;
+    for (int k = q; k < n; k++) todo += !b[order ? order[k] : k].done;
     if ((err = hp__plan_for(p, &cfg[i], &pl, d))) break;
     if ((err = hp_patterns_build(p, cl, pl, &pt, d))) { hp_plan_destroy(&pl); break; }
     hp__pat_opts_init(&o);
     o.cutoff = out->plan ? out->objective : INFINITY;
     o.deadline = deadline;
+    if (round == 0 && isfinite(deadline))
+      o.deadline = fmin(deadline, hp__now() + fmax(1.0, 4 * (deadline - hp__now()) / todo));
     o.stop = lim->stop;
     if (!(err = hp__pattern_bound(p, &pt, &o, &r, d))) {
       b[i].work += r.work;
