@@ -54,6 +54,11 @@ double hp_model_total_params(const hp_model *m)
   return s;
 }
 
+double hp_model_unique_params(const hp_model *m)
+{
+  return hp_model_total_params(m) - m->tied_params;
+}
+
 double hp_model_total_flops(const hp_model *m)
 {
   double s = 0;

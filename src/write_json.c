@@ -30,6 +30,7 @@ hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d)
     cJSON_AddNumberToObject(root, "grad_bytes", m->grad_bytes);
     cJSON_AddNumberToObject(root, "state_bytes", m->state_bytes);
     cJSON_AddNumberToObject(root, "input_bytes", m->input_bytes);
+    if (m->tied_params > 0) cJSON_AddNumberToObject(root, "tied_params", m->tied_params);
     arr = cJSON_AddArrayToObject(root, "layers");
     ok = arr != NULL;
     for (int l = 0; ok && l < m->n_layers; l++) {

@@ -28,13 +28,19 @@ typedef struct hp_model {
   double grad_bytes;   /* bytes per gradient element in the DP sync, default 2 */
   double state_bytes;  /* bytes of model state per parameter, default 16 */
   double input_bytes;  /* I_0 per sample, default 0 */
+  double tied_params;  /* parameters that are copies of another layer's (a head tied to
+                        * the embedding): held in memory, not counted in the model's size */
   int n_layers;
   hp_layer *layers;
 } hp_model;
 
 typedef struct hp_devtype {
   char *name;
-  double mem;          /* capacity, bytes */
+  double mem;          /* usable capacity, bytes: mem_total less the memory margin once the
+                        * problem is bound (hp_problem_create); what every solver and the
+                        * evaluator test M against */
+  double mem_total;    /* the device's whole memory as the cluster file gives it, bytes
+                        * (set when the problem binds), for display */
   double reserved;     /* framework and runtime overhead, bytes */
   double peak;         /* FLOP/s */
   double eff;          /* achievable fraction of peak, (0, 1] */
@@ -61,6 +67,8 @@ typedef struct hp_cluster {
   double *node_lat;    /* [n_nodes^2] node-pair latency, seconds */
   double *dev_bw;      /* [n_devices^2] profiled device matrix, NULL if none (symmetric) */
   double *dev_lat;     /* [n_devices^2] */
+  double mem_margin;   /* fraction of every device's memory kept free, [0, 1): the file's
+                        * "mem_margin" or --mem-margin; applied once, by hp_problem_create */
 } hp_cluster;
 
 /* One measured point: fwd+bwd time of one micro-batch. */
@@ -113,8 +121,11 @@ void hp_model_destroy(hp_model **m);
 void hp_cluster_destroy(hp_cluster **c);
 void hp_profile_destroy(hp_profile **p);
 
-/* Sums over the model: parameters and forward+backward FLOPs per sample. */
+/* Sums over the model: parameters and forward+backward FLOPs per sample. The parameter
+ * sum counts every layer's (what memory holds, a tied head's copy included). */
 double hp_model_total_params(const hp_model *m);
+/* The model's size as published: the sum less tied copies (tied_params). */
+double hp_model_unique_params(const hp_model *m);
 double hp_model_total_flops(const hp_model *m);
 
 /* Fills the node-pair tables and device numbering of a cluster whose types and nodes
@@ -124,7 +135,9 @@ hp_err hp_cluster_finish(hp_cluster *c, double inter_bw, double inter_lat, hp_di
 
 /* Binds the parts into a problem and takes ownership of model, cluster and profile
  * (profile may be NULL), also on failure. Checks the profile against the cluster
- * (matrix size; unknown device types warn and are ignored). */
+ * (matrix size; unknown device types warn and are ignored). Applies the cluster's memory
+ * margin: each type's usable capacity `mem` becomes mem_total * (1 - mem_margin), the one
+ * place the margin enters, so that the evaluator and every solver see it alike. */
 hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
                          hp_profile *profile, hp_job job, hp_diag *d);
 void hp_problem_destroy(hp_problem **p);
