@@ -36,7 +36,7 @@ int cmd_compare(int argc, char **argv)
   double best_bound = -INFINITY, best_time = INFINITY;
   hp_limits lim;
   rc = cli_parse(argc, argv, 2, "compare",
-                 "model cluster gbs solvers schedule profile job time-limit seed max-work json", &o);
+                 "model cluster gbs solvers schedule profile job time-limit seed max-work json mem-margin", &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
 

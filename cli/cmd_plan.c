@@ -59,7 +59,7 @@ int cmd_plan(int argc, char **argv)
   char *text = NULL;
   int rc = cli_parse(argc, argv, 2, "plan",
                      "model cluster gbs solver schedule profile job time-limit seed max-work "
-                     "top show-rejected out",
+                     "top show-rejected out mem-margin",
                      &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
