@@ -27,7 +27,7 @@ static void print_breakdown(const hp_problem *prob, const hp_plan *pl, const hp_
   int dp = pl->dp;
 
   printf("model    %s: %d layers, %.4g B parameters\n", m->name, m->n_layers,
-         hp_model_total_params(m) / 1e9);
+         hp_model_unique_params(m) / 1e9);
   printf("cluster  %s: %d devices on %d nodes\n", c->name, c->n_devices, c->n_nodes);
   printf("plan     pp %d, tp %d, dp %d, mbs %d, gas %ld, %s, gbs %ld (cost model %s)\n\n",
          pl->pp, pl->tp, dp, pl->mbs, pl->gas, hp_schedule_name(pl->schedule),
@@ -75,20 +75,23 @@ static void print_breakdown(const hp_problem *prob, const hp_plan *pl, const hp_
              100.0 * e->mem[dv] / e->cap[dv], e->mem[dv] > e->cap[dv] ? "  OVER" : "");
     }
 
+  if (c->mem_margin > 0)
+    printf("(memory margin %g %%: a device's capacity is %g %% of its memory, e.g. %s %.3f of "
+           "%.3f GiB)\n", 100 * c->mem_margin, 100 * (1 - c->mem_margin), c->types[0].name,
+           c->types[0].mem / GIB, c->types[0].mem_total / GIB);
+
   printf("\niteration time  %.6f s = pipeline %.6f s (replica %d) + sync %.6f s (stage %d)\n",
          e->iteration_time, e->pipeline_time, e->slowest_replica, e->sync_time, e->sync_stage);
   printf("throughput      %.4f samples/s\n", e->throughput);
   printf("MFU             %.2f %%\n", 100.0 * e->mfu);
   {
-    size_t ix = (size_t)e->slowest_stage * dp + e->slowest_replica;
-    double straggle = (double)(pl->gas - 1) * e->stage_time[ix];
-    if (e->sync_time > straggle)
-      printf("bottleneck      the gradient sync of stage %d (%.6f s, replica-group bandwidth "
-             "%.3f GB/s)\n", e->sync_stage, e->sync_time, e->bdp[e->sync_stage] / 1e9);
-    else
-      printf("bottleneck      stage %d of replica %d: %.3f ms per micro-batch, x (gas-1) = "
-             "%.6f s of the pipeline\n", e->slowest_stage, e->slowest_replica,
-             e->stage_time[ix] * 1e3, straggle);
+    hp_bottleneck b;
+    char why[320];
+    hp_bottleneck_find(pl, e, &b);
+    printf("bottleneck      %s\n", hp_bottleneck_describe(&b, e, why, sizeof why));
+    printf("                (iteration = slowest stage x gas %.6f + fill and drain %.6f + "
+           "hand-offs %.6f + sync %.6f s)\n", b.term[HP_BN_STAGE], b.term[HP_BN_FILL],
+           b.term[HP_BN_HANDOFF], b.term[HP_BN_SYNC]);
   }
   if (e->feasible) {
     int tight = 0;
@@ -118,7 +121,7 @@ int cmd_evaluate(int argc, char **argv)
   hp_diag d;
   hp_err err;
   int rc = cli_parse(argc, argv, 2, "evaluate",
-                     "model cluster plan gbs schedule profile job json out", &o);
+                     "model cluster plan gbs schedule profile job json out mem-margin", &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
   if (!o.plan) {

@@ -141,9 +141,21 @@ hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
     ok = (bn = cJSON_AddObjectToObject(root, "bottleneck")) != NULL;
   }
   if (ok) {
+    hp_bottleneck b;
+    cJSON *terms;
+    hp_bottleneck_find(plan, e, &b);
+    cJSON_AddStringToObject(bn, "kind", hp_bn_name(b.kind));
+    cJSON_AddNumberToObject(bn, "seconds", b.term[b.kind]);
+    cJSON_AddNumberToObject(bn, "share", b.share);
     cJSON_AddNumberToObject(bn, "replica", e->slowest_replica);
     cJSON_AddNumberToObject(bn, "stage", e->slowest_stage);
     cJSON_AddNumberToObject(bn, "sync_stage", e->sync_stage);
+    if ((terms = cJSON_AddObjectToObject(bn, "terms")) != NULL) {
+      cJSON_AddNumberToObject(terms, "slowest_stage", b.term[HP_BN_STAGE]);
+      cJSON_AddNumberToObject(terms, "fill_drain", b.term[HP_BN_FILL]);
+      cJSON_AddNumberToObject(terms, "handoffs", b.term[HP_BN_HANDOFF]);
+      cJSON_AddNumberToObject(terms, "sync", b.term[HP_BN_SYNC]);
+    }
     if (!e->feasible) {
       cJSON *o = cJSON_AddObjectToObject(root, "out_of_memory");
       ok = o != NULL;

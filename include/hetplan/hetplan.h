@@ -8,6 +8,7 @@
 #include "hp_plan.h"
 #include "hp_cost.h"
 #include "hp_eval.h"
+#include "hp_bottleneck.h"
 #include "hp_result.h"
 #include "hp_solver.h"
 #include "hp_io.h"
