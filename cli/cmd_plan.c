@@ -8,7 +8,7 @@
 static const char help[] =
   "usage: hetplan plan --model M --cluster C --gbs N [--solver NAME] [--schedule 1f1b|gpipe]\n"
   "                    [--profile F] [--job J] [--time-limit S] [--seed N] [--max-work N]\n"
-  "                    [--top K] [--show-rejected] [-o plan.json]\n"
+  "                    [--top K] [--show-rejected] [--mem-margin F] [-o plan.json]\n"
   "\n"
   "Searches for the fastest plan that fits in memory with the named solver (default: the\n"
   "first of 'hetplan solvers') and writes the plan file: to -o, else to stdout. A summary\n"
@@ -16,7 +16,16 @@ static const char help[] =
   "best plans found (on stderr); --show-rejected also lists the fastest plans that do not\n"
   "fit in memory, with the device and the overflow: they are never recommended.\n"
   "\n"
-  "exit codes: 0 a plan was found, 6 none was found (or none fits: the solver block says\n"
+  "When no plan fits, it says whether that is proved (only a solver that covers the\n"
+  "whole space can prove it: enum, glpk, cbc) or only that none was found, then names the\n"
+  "nearest miss (the device, its stage and how many GiB it is short) and the changes that\n"
+  "would make a plan fit (larger or more GPUs, no margin, 1F1B), each re-planned and scored.\n"
+  "\n"
+  "--mem-margin F keeps the fraction F of every device's memory free (default 0, or the\n"
+  "cluster file's mem_margin: see docs/memory-margin.md). --model may be a Hugging Face\n"
+  "config.json.\n"
+  "\n"
+  "exit codes: 0 a plan was found, 6 none was found (or none fits: the message says\n"
   "which), 3 an input file is bad, 2 usage.\n";
 
 #define GIB 1073741824.0
@@ -43,6 +52,53 @@ static void print_ranking(const hp_problem *prob, const char *title, const hp_ra
             p->dp, p->mbs, p->gas, r[i].time, (double)prob->job.gbs / r[i].time, mem, split);
   }
   fputc('\n', stderr);
+}
+
+/* When nothing fits: the nearest miss and the changes that make a plan fit (explain.c). */
+static int explain(const hp_problem *prob, const cli_opts *o)
+{
+  const hp_cluster *c = prob->cluster;
+  hp_explain x;
+  hp_limits lim;
+  hp_diag d;
+  hp_err err;
+  char text[400];
+  cli_diag_init(&d);
+  hp_limits_init(&lim);
+  lim.time_limit = o->time_limit;
+  if ((err = hp_explain_infeasible(prob, &lim, &x, &d))) return cli_fail(&d, err);
+  if (!x.have_miss) {
+    fprintf(stderr, "hetplan: the search space is empty: no (pp, tp, dp) with dp dividing gbs %ld "
+            "and tp dividing every node's GPU count\n", prob->job.gbs);
+    return EXIT_OK_;
+  }
+  if (x.short_bytes > 0) {
+    const hp_node *nd = &c->nodes[c->dev_node[x.device]];
+    fprintf(stderr, "hetplan: nearest miss: %s\n", hp_plan_describe(x.miss, text, sizeof text));
+    fprintf(stderr, "hetplan:   device %d (stage %d, node '%s', %s) needs %.3f GiB of %.3f GiB: "
+            "short by %.3f GiB%s", x.device, x.stage, nd->name, c->types[nd->type].name,
+            x.need / GIB, x.cap / GIB, x.short_bytes / GIB, x.n_short > 1 ? "" : "\n");
+    if (x.n_short > 1) fprintf(stderr, " (%d devices are short)\n", x.n_short);
+    fprintf(stderr, "hetplan:   it already takes %s\n", x.levers);
+  }
+  if (x.n_remedies > 0) {
+    fprintf(stderr, "hetplan: %s (each re-planned with the dp solver, scored by the evaluator):\n",
+            x.short_bytes > 0 ? "what would make a plan fit" : "a plan fits all the same");
+    for (int i = 0; i < x.n_remedies; i++) {
+      const hp_remedy *m = &x.remedies[i];
+      fprintf(stderr, "hetplan:   - %s\n", m->what);
+      fprintf(stderr, "hetplan:     fits: %s: iteration %.6f s, %.4f samples/s\n",
+              hp_plan_describe(m->plan, text, sizeof text), m->time,
+              (double)m->prob->job.gbs / m->time);
+    }
+  }
+  for (int i = 0; i < x.n_tried; i++)
+    fprintf(stderr, "hetplan:   not enough: %s\n", x.tried[i]);
+  if (x.short_bytes > 0 && x.n_remedies == 0)
+    fprintf(stderr, "hetplan: no change tried makes a plan fit: a smaller model, a shorter "
+            "sequence or a cluster with far more memory is needed\n");
+  hp_explain_release(&x);
+  return EXIT_OK_;
 }
 
 int cmd_plan(int argc, char **argv)
@@ -95,10 +151,10 @@ int cmd_plan(int argc, char **argv)
     else fprintf(stderr, "hetplan: no rejected plan kept by solver %s\n", s->name);
   }
   if (!res.plan) {
-    fprintf(stderr, "hetplan: no plan: %s\n", res.status == HP_SOL_INFEASIBLE
-            ? "no plan of the search space fits in memory (proved)"
-            : "the solver found none within its limits");
-    rc = EXIT_NO_PLAN;
+    char why[400];
+    fprintf(stderr, "hetplan: no plan: %s\n", hp_result_no_plan_text(&res, why, sizeof why));
+    rc = explain(prob, &o);
+    if (!rc) rc = EXIT_NO_PLAN;
     goto done;
   }
   if ((err = hp_evaluate(prob, res.plan, &e, &d)) ||

@@ -11,6 +11,7 @@
 #include "hp_bottleneck.h"
 #include "hp_result.h"
 #include "hp_solver.h"
+#include "hp_explain.h"
 #include "hp_io.h"
 #include "hp_transformer.h"
 #include "hp_sim.h"

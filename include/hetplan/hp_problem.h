@@ -142,6 +142,22 @@ hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
                          hp_profile *profile, hp_job job, hp_diag *d);
 void hp_problem_destroy(hp_problem **p);
 
+/* --- Copies and "what if" edits (copy.c): what re-planning on a changed cluster needs.
+ * Each returns a deep copy owned by the caller. */
+hp_err hp_model_copy(const hp_model *src, hp_model **out, hp_diag *d);
+hp_err hp_cluster_copy(const hp_cluster *src, hp_cluster **out, hp_diag *d);
+hp_err hp_profile_copy(const hp_profile *src, hp_profile **out, hp_diag *d);
+/* A problem bound from copies of src's model and profile, with `cluster` (taken over,
+ * also on failure; NULL: a copy of src's) and `job`. A copied cluster keeps each type's
+ * mem_total, so binding applies its (possibly changed) margin afresh. */
+hp_err hp_problem_copy_with(const hp_problem *src, hp_cluster *cluster, hp_job job,
+                            hp_problem **out, hp_diag *d);
+/* Appends `count` nodes like node `like` (type, GPUs, inside links), named
+ * "<like>+1", ...: linked to the old nodes as `like` is, and to `like` and to each other
+ * by `bw` (bytes/s) and `lat` (s). HP_NOTSUP for a cluster with a device matrix. */
+hp_err hp_cluster_add_nodes(hp_cluster *c, int like, int count, double bw, double lat,
+                            hp_diag *d);
+
 /* Bandwidth (bytes/s) and latency (s) between two distinct devices
  * (cost-model.md section 1: profiled matrix, else intra-node, else link figures). */
 double hp_problem_bw(const hp_problem *p, int a, int b);
