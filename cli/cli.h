@@ -46,6 +46,11 @@ typedef struct cli_opts {
 int cli_parse(int argc, char **argv, int first, const char *cmd, const char *allowed,
               cli_opts *o);
 
+/* Fills the flags a plan file's "inputs" block gives (--model, --cluster, --profile,
+ * --gbs, --schedule, --mem-margin) where they are missing and o->plan is set; flags win.
+ * Returns 1 if the plan file had such a block (cli_inputs.c). */
+int cli_plan_inputs(cli_opts *o);
+
 /* Loads model, cluster, optional profile and job from the flags into a problem. */
 int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out);
 

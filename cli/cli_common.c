@@ -209,8 +209,14 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
   hp_job job = { 0, HP_1F1B };
   hp_err err;
 
+  cli_opts filled;
   cli_diag_init(&d);
   *out = NULL;
+  if (o->plan) {   /* a plan file names the files it was planned from (cli_inputs.c) */
+    filled = *o;
+    cli_plan_inputs(&filled);
+    o = &filled;
+  }
   if (!o->model) return usage_error(cmd, "missing --model FILE");
   if (!o->cluster) return usage_error(cmd, "missing --cluster FILE");
   if (o->job && (err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);

@@ -23,9 +23,11 @@ hp_err hp_model_copy(const hp_model *src, hp_model **out, hp_diag *d)
   if (!m) return hp_fail(d, HP_NOMEM, "out of memory");
   *m = *src;
   m->name = hp__strdup(src->name);
+  m->path = hp__strdup(src->path);
+  m->arch = dup_mem(src->arch, 1, sizeof *m->arch);
   m->layers = hp__calloc((size_t)src->n_layers, sizeof *m->layers);
   m->n_layers = 0;
-  if (!m->layers || !m->name) goto oom;
+  if (!m->layers || !m->name || (src->path && !m->path) || (src->arch && !m->arch)) goto oom;
   for (int l = 0; l < src->n_layers; l++) {
     m->layers[l] = src->layers[l];
     m->layers[l].name = hp__strdup(src->layers[l].name);
@@ -50,6 +52,7 @@ hp_err hp_cluster_copy(const hp_cluster *src, hp_cluster **out, hp_diag *d)
   if (!c) return hp_fail(d, HP_NOMEM, "out of memory");
   *c = *src;
   c->name = hp__strdup(src->name);
+  c->path = hp__strdup(src->path);
   c->types = dup_mem(src->types, (size_t)src->n_types, sizeof *c->types);
   c->nodes = dup_mem(src->nodes, (size_t)src->n_nodes, sizeof *c->nodes);
   c->dev_node = dup_mem(src->dev_node, (size_t)src->n_devices, sizeof *c->dev_node);
@@ -57,7 +60,7 @@ hp_err hp_cluster_copy(const hp_cluster *src, hp_cluster **out, hp_diag *d)
   c->node_lat = dup_mem(src->node_lat, nn, sizeof *c->node_lat);
   c->dev_bw = dup_mem(src->dev_bw, dd, sizeof *c->dev_bw);
   c->dev_lat = dup_mem(src->dev_lat, dd, sizeof *c->dev_lat);
-  ok = c->name && c->types && c->nodes && c->dev_node && c->node_bw && c->node_lat &&
+  ok = c->name && (!src->path || c->path) && c->types && c->nodes && c->dev_node && c->node_bw && c->node_lat &&
        (!src->dev_bw || (c->dev_bw && c->dev_lat));
   /* names are owned: copy them (NULL first, so that a failure frees only copies) */
   for (int k = 0; c->types && k < c->n_types; k++) c->types[k].name = NULL;
@@ -82,11 +85,12 @@ hp_err hp_profile_copy(const hp_profile *src, hp_profile **out, hp_diag *d)
   *out = NULL;
   if (!p) return hp_fail(d, HP_NOMEM, "out of memory");
   *p = *src;
+  p->path = hp__strdup(src->path);
   p->measures = hp__calloc((size_t)src->n_measures, sizeof *p->measures);
   p->n_measures = 0;
   p->dev_bw = dup_mem(src->dev_bw, dd, sizeof *p->dev_bw);
   p->dev_lat = dup_mem(src->dev_lat, dd, sizeof *p->dev_lat);
-  ok = p->measures && (!src->dev_bw || (p->dev_bw && p->dev_lat));
+  ok = p->measures && (!src->path || p->path) && (!src->dev_bw || (p->dev_bw && p->dev_lat));
   for (int i = 0; ok && i < src->n_measures; i++) {
     hp_measure *m = &p->measures[i];
     *m = src->measures[i];

@@ -224,6 +224,10 @@ hp_err hp_cluster_load(const char *path, hp_cluster **out, hp_diag *d)
   char *text = NULL;
   hp_err err = hp_read_file(path, &text, d);
   if (!err) err = hp_cluster_parse(text, path, out, d);
+  if (!err && !((*out)->path = hp__abs_path(path))) {
+    hp_cluster_destroy(out);
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+  }
   free(text);
   return err;
 }

@@ -222,6 +222,10 @@ hp_err hp_model_load(const char *path, hp_model **out, hp_diag *d)
   char *text = NULL;
   hp_err err = hp_read_file(path, &text, d);
   if (!err) err = hp_model_parse(text, path, out, d);
+  if (!err && !((*out)->path = hp__abs_path(path))) {
+    hp_model_destroy(out);
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+  }
   free(text);
   return err;
 }

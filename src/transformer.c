@@ -138,6 +138,17 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
     free(L);
     return hp_fail(d, HP_NOMEM, "out of memory");
   }
+  {
+    hp_transformer *arch = malloc(sizeof *arch);
+    if (!arch) {
+      for (int i = 0; i < n; i++) { free(L[i].name); free(L[i].kind); }
+      free(L);
+      return hp_fail(d, HP_NOMEM, "out of memory");
+    }
+    *arch = *t;
+    free(m->arch);
+    m->arch = arch;
+  }
   for (int i = 0; i < m->n_layers; i++) { free(m->layers[i].name); free(m->layers[i].kind); }
   free(m->layers);
   m->layers = L;

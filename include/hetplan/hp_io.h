@@ -20,6 +20,24 @@ hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d);
  * hp_plan_validate). Output figures in the file (iteration_time, ...) are ignored. */
 hp_err hp_plan_load(const char *path, const hp_problem *prob, hp_plan **out, hp_diag *d);
 
+/* What a plan file says besides the plan (load_plan_info.c): its "inputs" block, which
+ * hp_plan_to_json writes from the problem (file paths as they were given, gbs, schedule,
+ * margin), and its "solver" block. Absent parts: NULL, 0, -1 (schedule, mem_margin),
+ * NAN (lower_bound), has_solver 0. Release with hp_plan_info_release. */
+typedef struct hp_plan_info {
+  char *model, *cluster, *profile;
+  long gbs;
+  int schedule;
+  double mem_margin;
+  int has_solver;
+  char solver[32], status[16], space[16];
+  double lower_bound;
+} hp_plan_info;
+
+hp_err hp_plan_info_load(const char *path, hp_plan_info *info, hp_diag *d);
+hp_err hp_plan_info_parse(const char *text, const char *name, hp_plan_info *info, hp_diag *d);
+void hp_plan_info_release(hp_plan_info *info);
+
 /* Parses from memory; `name` stands for the file name in messages. */
 hp_err hp_model_parse(const char *text, const char *name, hp_model **out, hp_diag *d);
 hp_err hp_cluster_parse(const char *text, const char *name, hp_cluster **out, hp_diag *d);

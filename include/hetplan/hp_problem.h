@@ -32,6 +32,9 @@ typedef struct hp_model {
                         * the embedding): held in memory, not counted in the model's size */
   int n_layers;
   hp_layer *layers;
+  char *path;          /* the file it was loaded from (hp_model_load), else NULL */
+  struct hp_transformer *arch;   /* the transformer description the layers were expanded
+                                  * from (owned), NULL for explicit layers */
 } hp_model;
 
 typedef struct hp_devtype {
@@ -69,6 +72,7 @@ typedef struct hp_cluster {
   double *dev_lat;     /* [n_devices^2] */
   double mem_margin;   /* fraction of every device's memory kept free, [0, 1): the file's
                         * "mem_margin" or --mem-margin; applied once, by hp_problem_create */
+  char *path;          /* the file it was loaded from (hp_cluster_load), else NULL */
 } hp_cluster;
 
 /* One measured point: fwd+bwd time of one micro-batch. */
@@ -87,6 +91,7 @@ typedef struct hp_profile {
   double *dev_bw;         /* [n_devices^2] symmetric (min of both directions), bytes/s */
   double *dev_lat;        /* [n_devices^2] symmetric (max of both directions), seconds */
   int n_collectives;      /* parsed and checked, not a cost term (cost-model.md 7.3) */
+  char *path;             /* the file it was loaded from (hp_profile_load), else NULL */
 } hp_profile;
 
 typedef enum { HP_1F1B = 0, HP_GPIPE = 1 } hp_schedule;
