@@ -15,6 +15,7 @@
 #include "hp_io.h"
 #include "hp_transformer.h"
 #include "hp_sim.h"
+#include "hp_launch.h"
 
 #define HETPLAN_VERSION "0.1.0"
 
