@@ -172,6 +172,18 @@ int cmd_plan(int argc, char **argv)
             100 * (res.objective - res.bound) / res.objective);
   else
     fprintf(stderr, "\n");
+  {
+    const hp_cluster *c = prob->cluster;
+    double h = cli_headroom(&e);
+    if (c->mem_margin > 0)
+      fprintf(stderr, "hetplan: memory margin %g %%: every device stays below %g %% of its "
+              "memory; the tightest has %.1f %% of that capacity free\n", 100 * c->mem_margin,
+              100 * (1 - c->mem_margin), 100 * h);
+    else if (h < 0.02)
+      fprintf(stderr, "hetplan: note: a device would use %.1f %% of its memory; the estimate has "
+              "no slack for allocator fragmentation: --mem-margin 0.05 keeps 5 %% free "
+              "(docs/memory-margin.md)\n", 100 * (1 - h));
+  }
   rc = cli_write(o.out, text);
 done:
   free(text);

@@ -16,6 +16,7 @@
 #include "hp_transformer.h"
 #include "hp_sim.h"
 #include "hp_launch.h"
+#include "hp_report.h"
 
 #define HETPLAN_VERSION "0.1.0"
 
