@@ -7,13 +7,18 @@
 
 static const char help[] =
   "usage: hetplan evaluate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
-  "                        [--profile F] [--job J] [--json] [-o FILE]\n"
+  "                        [--profile F] [--job J] [--mem-margin F] [--json] [-o FILE]\n"
   "\n"
   "Scores plan P with the cost model (docs/cost-model.md): per stage and replica the\n"
   "compute, ZeRO-3 gathering and hand-off times, each replica's pipeline time, each\n"
   "stage's gradient sync, and each device's memory against its capacity; names the\n"
   "bottleneck. --json prints the plan file with iteration_time, throughput, mfu,\n"
   "peak_memory and the breakdown. --job reads gbs and schedule from a file (flags win).\n"
+  "The bottleneck is the largest of the terms that add up to the iteration time: the\n"
+  "slowest stage x gas, pipeline fill and drain, hand-offs, gradient sync.\n"
+  "--model may be a Hugging Face config.json (recognised by its keys). A plan file written\n"
+  "by 'plan' names its model, cluster and gbs: 'hetplan evaluate plan.json' is enough.\n"
+  "--mem-margin F keeps that fraction of every device's memory free.\n"
   "\n"
   "exit codes: 0 the plan fits, 5 it does not fit in memory (the device, its stage and\n"
   "the overflow are named), 4 the plan is invalid, 3 an input file is bad, 2 usage.\n";
