@@ -7,8 +7,10 @@
 #   make check-asan the test suite under AddressSanitizer + UBSan + LeakSanitizer (build/asan/)
 #   make check-valgrind  the unit tests and a few commands under valgrind (build/vg/)
 #   make deps       install the Debian packages the project needs (as root)
-# Optional parts are switches: CUDA_HOME (the GPU profiler, built only where the
-# toolkit is), BUILD (output folder), XCFLAGS (extra flags).
+#   make profiler   build/hetplan-profile (Open MPI's mpicc; the GPU parts where CUDA is)
+# Optional parts are switches: CUDA_HOME (the GPU profiler's CUDA, cuBLAS and NCCL, built
+# only where the toolkit is), CUDA_ARCHS, MPICC, BUILD (output folder), XCFLAGS (extra
+# flags).
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
@@ -47,9 +49,38 @@ LIB   := $(BUILD)/libhetplan.a
 TOOL  := $(BUILD)/hetplan
 UNIT  := $(BUILD)/unit_tests
 
-.PHONY: all demo test unit bench bench-mip check-asan check-valgrind deps clean
+# --- the profiler (profiler/, docs/profiler.md): its plain-C parts always (and their
+# tests, prof_units); the program with mpicc where Open MPI is; the GPU parts (CUDA
+# runtime, cuBLAS, NCCL; kernels by nvcc) only where $(CUDA_HOME)/include/cuda_runtime.h
+# is, else a stub that says why they are skipped.
+MPICC      ?= mpicc
+CUDA_HOME  ?= /usr/local/cuda
+NVCC       ?= $(CUDA_HOME)/bin/nvcc
+CUDA_ARCHS ?= 75 80 90
+HAVE_MPI   := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1 || echo 0)
+HAVE_CUDA  := $(shell test -f $(CUDA_HOME)/include/cuda_runtime.h && test -x $(NVCC) && echo 1 || echo 0)
+PROF_PURE  := $(addprefix profiler/,prof_ops.c prof_stats.c prof_schedule.c prof_device.c prof_write.c)
+PROF_MPI   := $(addprefix profiler/,prof_main.c prof_hosts.c prof_matrix.c)
+ifeq ($(HAVE_CUDA),1)
+PROF_MPI   += profiler/prof_gpu.c profiler/prof_nccl.c
+PROF_CU    := profiler/prof_kernels.cu
+PROF_LIBS  := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnccl -lcublas -lcudart -lstdc++
+else
+PROF_MPI   += profiler/prof_gpu_stub.c
+PROF_CU    :=
+PROF_LIBS  :=
+endif
+PROF_PURE_OBJS := $(PROF_PURE:%.c=$(BUILD)/%.o)
+PROF_MPI_OBJS  := $(PROF_MPI:%.c=$(BUILD)/%.o)
+PROF_CU_OBJS   := $(PROF_CU:%.cu=$(BUILD)/%.o)
+PROFILER   := $(BUILD)/hetplan-profile
+PROF_UNIT  := $(BUILD)/prof_units
+NVCCFLAGS  ?= -O2 -std=c++17 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+              -Xcompiler -Wall,-Wextra
 
-all: $(TOOL)
+.PHONY: all demo test unit profiler bench bench-mip check-asan check-valgrind deps clean
+
+all: $(TOOL) profiler
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -66,7 +97,34 @@ $(TOOL): $(CLI_OBJS) $(LIB)
 $(UNIT): $(TEST_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS)
 
-unit: $(UNIT) $(TOOL)
+unit: $(UNIT) $(TOOL) $(PROF_UNIT)
+
+# warnings are errors for nvcc too when they are for cc (make test)
+NVCC_WERROR := $(if $(findstring -Werror,$(XCFLAGS)),-Werror all-warnings)
+
+$(PROF_MPI_OBJS): CC := $(MPICC)
+$(PROF_MPI_OBJS): CPPFLAGS += $(if $(PROF_CU),-isystem $(CUDA_HOME)/include)
+
+$(BUILD)/%.o: %.cu profiler/prof_ops.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(NVCC_WERROR) -Iprofiler -c $< -o $@
+
+$(PROFILER): $(PROF_MPI_OBJS) $(PROF_PURE_OBJS) $(PROF_CU_OBJS) $(LIB)
+	$(MPICC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $^ $(LDLIBS) $(PROF_LIBS)
+
+$(BUILD)/tests/profiler/harness.o: tests/unit/harness.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DHARNESS_NAME='"prof_units"' $(WARN) $(CFLAGS) $(XCFLAGS) -MMD -MP -c $< -o $@
+
+$(PROF_UNIT): $(BUILD)/tests/profiler/test_prof.o $(BUILD)/tests/profiler/harness.o $(PROF_PURE_OBJS) $(LIB)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $^ $(LDLIBS)
+
+ifeq ($(HAVE_MPI),1)
+profiler: $(PROFILER) $(PROF_UNIT)
+else
+profiler: $(PROF_UNIT)
+	@echo "profiler: skipped: '$(MPICC)' not found (Open MPI: ./scripts/install-deps.sh); the planner is built"
+endif
 
 BENCH := $(BUILD)/bench_search
 $(BENCH): $(BUILD)/bench/bench_search.o $(LIB)
@@ -87,7 +145,7 @@ demo: all
 # Builds without a backend (make GLPK=0 CBC=0 test) get a folder of their own.
 TEST_BUILD := build/test$(if $(filter 0,$(GLPK)),-noglpk)$(if $(filter 0,$(CBC)),-nocbc)
 test:
-	$(MAKE) --no-print-directory BUILD=$(TEST_BUILD) XCFLAGS="-Werror" unit
+	$(MAKE) --no-print-directory BUILD=$(TEST_BUILD) XCFLAGS="-Werror" unit profiler
 	./tests/run.sh $(TEST_BUILD)
 
 # The suite under AddressSanitizer, UBSan and LeakSanitizer; then a self-check that
@@ -96,7 +154,7 @@ LEAK_PROBE := evaluate_names_the_lowest_overflowing_device
 check-asan:
 	$(MAKE) --no-print-directory BUILD=build/asan CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 	  XCFLAGS="-Werror -fsanitize=address,undefined -fno-sanitize-recover=all" \
-	  XLDFLAGS="-fsanitize=address,undefined" unit
+	  XLDFLAGS="-fsanitize=address,undefined" unit profiler
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./tests/run.sh build/asan
 	@if ASAN_OPTIONS=detect_leaks=1 HARNESS_PLANT_LEAK=1 build/asan/unit_tests $(LEAK_PROBE) \
 	     >build/asan/leak-probe.txt 2>&1; then \
@@ -120,4 +178,5 @@ deps:
 clean:
 	rm -rf build
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(PROF_PURE_OBJS:.o=.d) \
+  $(PROF_MPI_OBJS:.o=.d) $(BUILD)/tests/profiler/test_prof.d $(BUILD)/tests/profiler/harness.d

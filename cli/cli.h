@@ -21,7 +21,7 @@ enum {
 typedef struct cli_opts {
   const char *model, *cluster, *profile, *job, *plan, *out, *solver, *schedule;
   long gbs;
-  int json, help, show_rejected;
+  int json, help, show_rejected, strict_profile;
   int top;
   const char *solvers;   /* compare: comma-separated names */
   const char *svg;       /* simulate, draw: where to write the picture */
@@ -85,6 +85,15 @@ int cmd_report(int argc, char **argv);
 
 /* Loads the problem and the plan of --plan; prints errors; 0 or an exit code. */
 int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **plan);
+
+/* Profile coverage: computes it (prints errors; 0 or an exit code), prints it as a
+ * summary line and, when anything is derived or estimated, a table by kind, type, tp
+ * and mbs; under --strict-profile refuses estimated cells (EXIT_INPUT, with the
+ * (kind, type, tp) groups named). */
+int cli_coverage(const hp_problem *p, hp_cov_scope scope, const hp_plan *plan,
+                 hp_coverage **out);
+void cli_print_coverage(FILE *f, const hp_problem *p, const hp_coverage *c);
+int cli_strict_profile(const hp_problem *p, const hp_coverage *c);
 
 /* Lowest free fraction of any device's memory, (capacity - M) / capacity. */
 double cli_headroom(const hp_eval *e);

@@ -6,11 +6,15 @@
 #include "cli.h"
 
 static const char help[] =
-  "usage: hetplan describe [--model M] [--cluster C] [--profile P]\n"
+  "usage: hetplan describe [--model M] [--cluster C] [--profile P] [--gbs N]\n"
   "\n"
   "Loads each file given (reporting any error as 'evaluate' would) and prints a summary:\n"
   "a model's layer count, parameters and FLOPs; a cluster's devices, types, nodes and\n"
-  "bandwidths; a profile's measurements. Exit code 3 if a file is bad.\n";
+  "bandwidths; a profile's measurements. Given a model and a cluster it also prints the\n"
+  "profile coverage: which (layer kind, device type, tp) of the search space the profile\n"
+  "measures and which the planner would estimate from FLOPs; with --gbs, cell by cell\n"
+  "over the micro-batch sizes of that batch as well. Exit code 3 if a file is bad or\n"
+  "the profile matches none of the model's kinds or the cluster's types.\n";
 
 #define GIB 1073741824.0
 
@@ -77,31 +81,52 @@ int cmd_describe(int argc, char **argv)
   cli_opts o;
   hp_diag d;
   hp_err err;
-  int rc = cli_parse(argc, argv, 2, "describe", "model cluster profile", &o);
+  hp_model *m = NULL;
+  hp_cluster *c = NULL;
+  hp_profile *p = NULL;
+  hp_problem *prob = NULL;
+  hp_coverage *cov = NULL;
+  int rc = cli_parse(argc, argv, 2, "describe", "model cluster profile gbs", &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
   if (!o.model && !o.cluster && !o.profile) {
     fprintf(stderr, "hetplan describe: give --model, --cluster or --profile\n");
     return EXIT_USAGE;
   }
+  if (o.gbs > 0 && !(o.model && o.cluster)) {
+    fprintf(stderr, "hetplan describe: --gbs counts the coverage of a search space: give "
+            "--model and --cluster too\n");
+    return EXIT_USAGE;
+  }
   cli_diag_init(&d);
   if (o.model) {
-    hp_model *m = NULL;
-    if ((err = hp_model_load(o.model, &m, &d))) return cli_fail(&d, err);
+    if ((err = hp_model_load(o.model, &m, &d))) { rc = cli_fail(&d, err); goto done; }
     describe_model(m);
-    hp_model_destroy(&m);
   }
   if (o.cluster) {
-    hp_cluster *c = NULL;
-    if ((err = hp_cluster_load(o.cluster, &c, &d))) return cli_fail(&d, err);
+    if ((err = hp_cluster_load(o.cluster, &c, &d))) { rc = cli_fail(&d, err); goto done; }
     describe_cluster(c);
-    hp_cluster_destroy(&c);
   }
   if (o.profile) {
-    hp_profile *p = NULL;
-    if ((err = hp_profile_load(o.profile, &p, &d))) return cli_fail(&d, err);
+    if ((err = hp_profile_load(o.profile, &p, &d))) { rc = cli_fail(&d, err); goto done; }
     describe_profile(p);
-    hp_profile_destroy(&p);
   }
-  return EXIT_OK_;
+  if (m && c) {
+    hp_job job = { o.gbs > 0 ? o.gbs : 1, HP_1F1B };
+    err = hp_problem_create(&prob, m, c, p, job, &d);   /* takes all three */
+    m = NULL;
+    c = NULL;
+    p = NULL;
+    if (err) { rc = cli_fail(&d, err); goto done; }
+    if ((rc = cli_coverage(prob, o.gbs > 0 ? HP_COV_SPACE : HP_COV_GROUPS, NULL, &cov)))
+      goto done;
+    cli_print_coverage(stdout, prob, cov);
+  }
+done:
+  hp_coverage_destroy(&cov);
+  hp_problem_destroy(&prob);
+  hp_model_destroy(&m);
+  hp_cluster_destroy(&c);
+  hp_profile_destroy(&p);
+  return rc;
 }

@@ -7,7 +7,8 @@
 
 static const char help[] =
   "usage: hetplan evaluate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
-  "                        [--profile F] [--job J] [--mem-margin F] [--json] [-o FILE]\n"
+  "                        [--profile F] [--strict-profile] [--job J] [--mem-margin F]\n"
+  "                        [--json] [-o FILE]\n"
   "\n"
   "Scores plan P with the cost model (docs/cost-model.md): per stage and replica the\n"
   "compute, ZeRO-3 gathering and hand-off times, each replica's pipeline time, each\n"
@@ -19,6 +20,10 @@ static const char help[] =
   "--model may be a Hugging Face config.json (recognised by its keys). A plan file written\n"
   "by 'plan' names its model, cluster and gbs: 'hetplan evaluate plan.json' is enough.\n"
   "--mem-margin F keeps that fraction of every device's memory free.\n"
+  "Both forms end with the profile coverage of the plan: which (layer kind, device\n"
+  "type, tp, mbs) cells it uses are measured by --profile, derived from measured points\n"
+  "at other mbs, or estimated from FLOPs; --strict-profile refuses a plan that uses an\n"
+  "estimated cell (exit 3).\n"
   "\n"
   "exit codes: 0 the plan fits, 5 it does not fit in memory (the device, its stage and\n"
   "the overflow are named), 4 the plan is invalid, 3 an input file is bad, 2 usage.\n";
@@ -123,10 +128,12 @@ int cmd_evaluate(int argc, char **argv)
   hp_problem *prob = NULL;
   hp_plan *plan = NULL;
   hp_eval e = {0};
+  hp_coverage *cov = NULL;
   hp_diag d;
   hp_err err;
   int rc = cli_parse(argc, argv, 2, "evaluate",
-                     "model cluster plan gbs schedule profile job json out mem-margin", &o);
+                     "model cluster plan gbs schedule profile strict-profile job json out "
+                     "mem-margin", &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
   if (!o.plan) {
@@ -139,19 +146,29 @@ int cmd_evaluate(int argc, char **argv)
     rc = cli_fail(&d, err);
     goto done;
   }
+  if ((rc = cli_coverage(prob, HP_COV_PLAN, plan, &cov))) goto done;
+  if (o.strict_profile && (rc = cli_strict_profile(prob, cov))) goto done;
   if (o.json) {
     char *text = NULL;
-    if ((err = hp_eval_to_json(prob, plan, &e, &text, &d))) { rc = cli_fail(&d, err); goto done; }
+    if ((err = hp_eval_to_json(prob, plan, &e, &text, &d)) ||
+        (err = hp_coverage_add_to_json(cov, prob, &text, &d))) {
+      free(text);
+      rc = cli_fail(&d, err);
+      goto done;
+    }
     rc = cli_write(o.out, text);
     free(text);
   } else {
     print_breakdown(prob, plan, &e);
+    putchar('\n');
+    cli_print_coverage(stdout, prob, cov);
   }
   if (!rc && !e.feasible) {
     print_oom(prob, &e);
     rc = EXIT_OOM;
   }
 done:
+  hp_coverage_destroy(&cov);
   hp_eval_release(&e);
   hp_plan_destroy(&plan);
   hp_problem_destroy(&prob);

@@ -177,7 +177,7 @@ int cmd_decode(int argc, char **argv)
     goto done;
   }
   fprintf(stderr, "hetplan: decoded %d values: iteration %.6f s by the evaluator (MIP objective "
-          "at the file's values %.6f)%s\n", n, e.iteration_time, hp_mip_objective(m, x),
+          "at the file's values %.6f)%s\n", n, e.iteration_time, hp_mip_objective(m, x) * m->obj_scale,
           e.feasible ? "" : "; the plan does not fit in memory");
   rc = cli_write(o.out, text);
   if (!rc && !e.feasible) rc = EXIT_OOM;

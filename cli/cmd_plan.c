@@ -7,14 +7,20 @@
 
 static const char help[] =
   "usage: hetplan plan --model M --cluster C --gbs N [--solver NAME] [--schedule 1f1b|gpipe]\n"
-  "                    [--profile F] [--job J] [--time-limit S] [--seed N] [--max-work N]\n"
-  "                    [--top K] [--show-rejected] [--mem-margin F] [-o plan.json]\n"
+  "                    [--profile F] [--strict-profile] [--job J] [--time-limit S]\n"
+  "                    [--seed N] [--max-work N] [--top K] [--show-rejected]\n"
+  "                    [--mem-margin F] [-o plan.json]\n"
   "\n"
   "Searches for the fastest plan that fits in memory with the named solver (default: the\n"
   "first of 'hetplan solvers') and writes the plan file: to -o, else to stdout. A summary\n"
   "goes to stderr. The plan's figures are always the evaluator's. --top K lists the K\n"
   "best plans found (on stderr); --show-rejected also lists the fastest plans that do not\n"
   "fit in memory, with the device and the overflow: they are never recommended.\n"
+  "Before searching it prints (stderr) the profile coverage of the search space: which\n"
+  "(layer kind, device type, tp, mbs) cells --profile measures, which are derived from\n"
+  "measured points at other mbs, which are estimated from FLOPs; --strict-profile\n"
+  "refuses to plan when any cell would be estimated (exit 3). The plan file carries the\n"
+  "coverage of the chosen plan (profile_coverage).\n"
   "\n"
   "When no plan fits, it says whether that is proved (only a solver that covers the\n"
   "whole space can prove it: enum, glpk, cbc) or only that none was found, then names the\n"
@@ -110,12 +116,13 @@ int cmd_plan(int argc, char **argv)
   cli_progress pg;
   hp_result res;
   hp_eval e = {0};
+  hp_coverage *cov = NULL;
   hp_diag d;
   hp_err err;
   char *text = NULL;
   int rc = cli_parse(argc, argv, 2, "plan",
-                     "model cluster gbs solver schedule profile job time-limit seed max-work "
-                     "top show-rejected out mem-margin",
+                     "model cluster gbs solver schedule profile strict-profile job time-limit "
+                     "seed max-work top show-rejected out mem-margin",
                      &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
@@ -129,6 +136,11 @@ int cmd_plan(int argc, char **argv)
     return EXIT_USAGE;
   }
   if ((rc = cli_load_problem(&o, "plan", &prob))) return rc;
+  hp_result_init(&res);
+  if ((rc = cli_coverage(prob, HP_COV_SPACE, NULL, &cov))) goto done;
+  cli_print_coverage(stderr, prob, cov);
+  if (o.strict_profile && (rc = cli_strict_profile(prob, cov))) goto done;
+  hp_coverage_destroy(&cov);
   cli_diag_init(&d);
   hp_limits_init(&lim);
   lim.time_limit = o.time_limit;
@@ -137,7 +149,6 @@ int cmd_plan(int argc, char **argv)
   lim.top = o.top;
   lim.keep_rejected = o.show_rejected;
   cli_progress_attach(&lim, &pg);
-  hp_result_init(&res);
   if ((err = hp_solver_run(s, prob, NULL, &lim, &res, &d))) {
     rc = cli_fail(&d, err);
     goto done;
@@ -157,8 +168,10 @@ int cmd_plan(int argc, char **argv)
     if (!rc) rc = EXIT_NO_PLAN;
     goto done;
   }
+  if ((rc = cli_coverage(prob, HP_COV_PLAN, res.plan, &cov))) goto done;
   if ((err = hp_evaluate(prob, res.plan, &e, &d)) ||
-      (err = hp_plan_to_json(prob, res.plan, &e, &res, s->name, &text, &d))) {
+      (err = hp_plan_to_json(prob, res.plan, &e, &res, s->name, &text, &d)) ||
+      (err = hp_coverage_add_to_json(cov, prob, &text, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
@@ -186,6 +199,7 @@ int cmd_plan(int argc, char **argv)
   }
   rc = cli_write(o.out, text);
 done:
+  hp_coverage_destroy(&cov);
   free(text);
   hp_eval_release(&e);
   hp_result_release(&res);

@@ -4,13 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/internal.h"
-#include "hetplan/hp_mip.h"
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "mip_internal.h"
 
 hp_err hp_mip_create(hp_mip **out, hp_diag *d)
 {
   *out = hp__calloc(1, sizeof **out);
-  return *out ? HP_OK : hp_fail(d, HP_NOMEM, "out of memory for a MIP");
+  if (!*out) return hp_fail(d, HP_NOMEM, "out of memory for a MIP");
+  (*out)->obj_scale = 1;
+  return HP_OK;
 }
 
 void hp_mip_destroy(hp_mip **pm)
@@ -243,4 +247,42 @@ hp_err hp_mip_write_mps(const hp_mip *m, char **out, hp_diag *d)
   free(rowof);
   free(cv);
   return finish(&b, out, d);
+}
+
+void hp__rb_add(rowb *r, int c, double v)
+{
+  if (c < 0 || v == 0) return;
+  if (r->n == r->cap) {
+    int ncap = r->cap ? r->cap * 2 : 64;
+    int *ni = realloc(r->idx, (size_t)ncap * sizeof *ni);
+    double *nv = ni ? realloc(r->val, (size_t)ncap * sizeof *nv) : NULL;
+    if (!ni || !nv) { if (ni) r->idx = ni; r->failed = 1; return; }
+    r->idx = ni;
+    r->val = nv;
+    r->cap = ncap;
+  }
+  r->idx[r->n] = c;
+  r->val[r->n++] = v;
+}
+
+void hp__rb_emit(hp_mip *m, rowb *r, char sense, double rhs, const char *fmt, ...)
+{
+  char name[32];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  if (r->failed) m->failed = 1;
+  else hp_mip_add_row(m, name, r->n, r->idx, r->val, sense, rhs);
+  r->n = 0;
+}
+
+int hp__mip_col(hp_mip *m, double lb, double ub, int integer, double obj, const char *fmt, ...)
+{
+  char name[32];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(name, sizeof name, fmt, ap);
+  va_end(ap);
+  return hp_mip_add_col(m, name, lb, ub, integer, obj);
 }

@@ -1,326 +1,281 @@
-/* mip_search.c -- the outer loop of the MIP solvers, a certificate over the whole space
- * of cost-model.md section 5:
- *   1. the layer DP's split of every configuration, for the Megatron-order placement and
- *      its stage mirror: plans for the result (the MIP solver is never worse than dp),
- *      starts for the MIPs, and an order (best DP figure first);
- *   2. per configuration, the placement-free relaxation (hp_mip_build_bound): its bound
- *      holds for every placement, and its solution gives a plan (types to TP groups).
- *      A first pass gives each configuration an equal share of the time left; those
- *      stopped early and not yet pruned get the time left over in a second pass. A
- *      configuration whose bound is not below the incumbent is pruned;
- *   3. with the time left, the exact MIPs of the two fixed placements of every
- *      configuration not pruned, most promising first, to improve the incumbent.
- * The global bound is the least bound among configurations not pruned (a stopped
- * relaxation still bounds); a configuration whose relaxation never ran leaves no bound.
- * Progress goes to the limits' observer after every step. Default limit 60 s. */
+/* mip_search.c -- the certificate of the MIP solvers over the whole space of
+ * cost-model.md section 5, in four steps, each within the time limit:
+ *   1. incumbents: the layer DP of every configuration under two fixed placements, and
+ *      the baselines (seed.c);
+ *   2. the pattern DP of every configuration (pattern_dp.c): a lower bound over all of its
+ *      placements, with the incumbent as cutoff, and the plan its best sequence decodes
+ *      to; a configuration whose bound reaches the incumbent is pruned;
+ *   3. a short simulated annealing from the incumbent;
+ *   4. the pattern MIP (formulation/mip_pattern.c) of the configurations left open, best
+ *      bound first, and of the best configuration even when it is closed: the backend's
+ *      solution decodes into a plan of its own, and its figures check the DP's. The MIP's
+ *      optimum cannot be below the DP's bound (the DP relaxes the MIP's sharding and
+ *      counting); if it is, or a plan evaluates below a bound, the two disagree: that is
+ *      said, the configuration keeps the lower figure and is not pruned.
+ * Bounds are the DP's: a configuration is pruned on its DP bound alone. The global bound
+ * is the least bound of the configurations left open (and the incumbent); if one was
+ * never bounded, there is none, and the result names the configurations left. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "search.h"
 
 #define MIP_DEFAULT_SECONDS 60.0
-/* No backend call gets less: a relaxation cut off within milliseconds bounds nothing. */
+/* No backend call gets less: a solve cut off within milliseconds proves nothing. */
 #define MIP_MIN_SECONDS 0.5
+/* Relative tolerance of "optimal" and of pruning: bounds and times are sums of the same
+ * figures in different orders, equal to ~1e-15; the backends' own tolerances are ~1e-6. */
+#define CERT_TOL 1e-9
+#define AGREE_TOL 1e-6
 
-/* One (configuration, placement) to solve, ranked by the DP's figure. */
-typedef struct job { int ci, variant; double dp_obj; } job;
+typedef struct cert {
+  const hp_problem *prob;
+  const hp_limits *lim;
+  const char *name;
+  hp_result *out;
+  hp_config *cfg;
+  int n;
+  hp_cfg_bound *b;
+  int *disagree;        /* [n] the DP and the MIP disagreed on configuration i */
+  double t0;
+  const char *phase;
+} cert;
 
-static int by_dp(const void *a, const void *b)
+static int pruned(const cert *c, int i)
 {
-  const job *x = a, *y = b;
-  if (x->dp_obj != y->dp_obj) return x->dp_obj < y->dp_obj ? -1 : 1;
-  if (x->ci != y->ci) return x->ci - y->ci;
-  return x->variant - y->variant;
+  return c->b[i].done && !c->disagree[i] && c->out->plan &&
+         c->b[i].bound >= c->out->objective * (1 - CERT_TOL);
 }
 
-/* Solves one MIP from an optional start plan; fills `sol`. */
-static hp_err solve_one(hp_mip *m, const hp_mip_map *map,
-                        const hp_plan *start, hp_mip_backend backend, const hp_limits *lim,
-                        double seconds, double cutoff, hp_mip_solution *sol, hp_diag *d)
+/* The least bound of the configurations left open, the incumbent if all are closed;
+ * -INFINITY if one was never bounded. */
+static double global_bound(const cert *c)
 {
-  double *x0 = NULL;
-  hp_err err;
-  if (start && (x0 = hp__calloc((size_t)m->n_cols, sizeof *x0)))
-    hp_mip_encode(m, map, start, x0);
-  err = backend(m, x0, lim, seconds, cutoff, sol, d);
-  free(x0);
-  return err;
-}
-
-/* A real plan from the relaxation's solution: its split and flags, and TP groups of the
- * chosen types, in device order, on the slots. */
-static hp_err plan_from_bound(const hp_problem *prob, const hp_mip_map *map, const double *x,
-                              hp_plan *pl, hp_diag *d)
-{
-  int D = prob->cluster->n_devices, n = pl->pp * pl->dp;
-  int *groups = hp__calloc((size_t)D, sizeof *groups), *used = hp__calloc((size_t)D, sizeof *used);
-  int *ty = hp__calloc((size_t)n, sizeof *ty), *order = hp__calloc((size_t)n, sizeof *order);
-  int ng = 0;
-  hp_err err = HP_OK;
-  if (!groups || !used || !ty || !order) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-  ng = hp__tp_groups(prob, pl->tp, groups);
-  hp_mip_decode(map, x, pl);
-  hp_mip_decode_types(map, x, ty);
-  for (int i = 0; i < n; i++) {
-    int g;
-    for (g = 0; g < ng; g++)
-      if (!used[g] && hp_mip_option(prob, map, groups[g]) == ty[i]) break;
-    if (g == ng) { err = hp_fail(d, HP_INTERNAL, "relaxation: too few TP groups of a type"); goto done; }
-    used[g] = 1;
-    order[i] = g;
+  double g = c->out->plan ? c->out->objective : INFINITY;
+  for (int i = 0; i < c->n; i++) {
+    if (!c->b[i].done) return -INFINITY;
+    if (!pruned(c, i) && c->b[i].bound < g) g = c->b[i].bound;
   }
-  hp__place_groups(pl, groups, order);
-done:
-  free(groups);
-  free(used);
-  free(ty);
-  free(order);
-  return err;
+  return g;
 }
 
-/* The best heuristic's plan as an incumbent: simulated annealing over placements (the
- * DP's plans cover the two fixed placements), within a tenth of the budget. */
-static hp_err warm_start_sa(const hp_problem *prob, const hp_limits *lim, double budget,
-                            hp_result *out, hp_diag *d)
+static void report(cert *c, int done)
+{
+  hp_progress p;
+  if (!c->lim->progress) return;
+  p.solver = c->name;
+  p.phase = c->phase;
+  p.done = done;
+  p.total = c->n;
+  p.elapsed = hp__now() - c->t0;
+  p.incumbent = c->out->plan ? c->out->objective : INFINITY;
+  p.bound = global_bound(c);
+  c->lim->progress(c->lim->progress_ctx, &p);
+}
+
+static void step(void *ctx, int done) { report(ctx, done); }
+
+/* A short annealing from the incumbent, within `seconds`. */
+static hp_err anneal(cert *c, double seconds, hp_diag *d)
 {
   const hp_solver *sa = hp_solver_find("sa");
-  hp_limits l = *lim;
+  hp_limits l = *c->lim;
   hp_result r;
   hp_err err;
-  if (!sa) return HP_OK;
-  l.time_limit = budget / 10;
+  if (!sa || seconds < MIP_MIN_SECONDS) return HP_OK;
+  l.time_limit = seconds;
   l.top = 1;
   l.keep_rejected = 0;
+  l.progress = NULL;
+  l.max_work = 0;
   hp_result_init(&r);
-  err = sa->solve(prob, NULL, &l, &r, d);
-  if (!err && r.plan) err = hp__score_offer(prob, lim, r.plan, out, d);
+  err = sa->solve(c->prob, c->out->plan, &l, &r, d);
+  if (!err && r.plan) err = hp__score_offer(c->prob, c->lim, r.plan, c->out, d);
   hp_result_release(&r);
   return err;
 }
 
-/* Step 1's visits: the DP's split of one fixed placement, offered and kept as a start. */
-typedef struct sweep {
-  const hp_problem *prob;
-  const hp_limits *lim;
-  hp_result *out;
-  job *jobs;
-  int *nj;
-  hp_plan **dp_plan;      /* [2 n] the DP's plan of (configuration, variant), or NULL */
-} sweep;
-
-static hp_err dp_start(void *ctx, int i, int variant, hp_plan *pl, hp_diag *d)
+/* Configuration i's pattern MIP within `seconds`: decodes its solution into a plan, and
+ * checks the DP's bound against the MIP's figures. */
+static hp_err solve_mip(cert *c, int i, hp_mip_backend backend, double seconds, int cut,
+                        hp_diag *d)
 {
-  sweep *sw = ctx;
-  hp_dp_opts o;
-  int found = 0;
-  double obj = INFINITY;
-  hp_err err;
-  hp__dp_opts_init(&o);
-  if (!(err = hp__dp_split(sw->prob, pl, &o, &found, &obj, NULL, d)) && found) {
-    hp_eval e = {0};
-    if (!(err = hp_evaluate(sw->prob, pl, &e, d)) && e.feasible &&
-        !(err = hp_result_offer(sw->out, sw->lim, pl, &e, d)))
-      err = hp_plan_copy(&sw->dp_plan[2 * i + variant], pl, d);   /* the MIPs' start */
-    hp_eval_release(&e);
-  }
-  sw->jobs[(*sw->nj)++] = (job){ i, variant, found ? obj : INFINITY };
-  return err;
-}
-
-/* Where one configuration stands. */
-typedef struct cfg_state {
-  double lb;            /* its relaxations' best bound; -INFINITY before one ran */
-  int solved;           /* the relaxation of each kind (type 1, node 2) solved to the end */
-  int pruned;           /* lb >= incumbent: nothing of it can beat the incumbent */
-} cfg_state;
-
-/* The node relaxation where its size stays modest (its columns grow as layers x slots x
- * nodes); the type relaxation is always built. */
-#define NODE_RELAX_MAX 100000L
-
-static int node_relaxation_fits(const hp_problem *p, const hp_config *c)
-{
-  return (long)p->model->n_layers * c->pp * c->dp * p->cluster->n_nodes <= NODE_RELAX_MAX;
-}
-
-typedef struct progress {
-  const char *name;
-  double t0;
-  int n;
-} progress;
-
-static double global_bound(const cfg_state *st, int n, const hp_result *out)
-{
-  double b = out->plan ? out->objective : INFINITY;
-  for (int i = 0; i < n; i++)
-    if (!st[i].pruned && st[i].lb < b) b = st[i].lb;
-  return b;
-}
-
-/* Tells the limits' observer, if any, where the search stands. */
-static void report(const progress *pg, const hp_limits *lim, const char *what, int done,
-                   const cfg_state *st, const hp_result *out)
-{
-  hp_progress p;
-  if (!lim->progress) return;
-  p.solver = pg->name;
-  p.phase = what;
-  p.done = done;
-  p.total = pg->n;
-  p.elapsed = hp__now() - pg->t0;
-  p.incumbent = out->plan ? out->objective : INFINITY;
-  p.bound = global_bound(st, pg->n, out);
-  if (!isfinite(p.bound)) p.bound = -INFINITY;
-  lim->progress(lim->progress_ctx, &p);
-}
-
-/* The relaxation of configuration c within `seconds`: updates its state and offers the
- * plan its solution gives. */
-static hp_err relax_one(const hp_problem *prob, const hp_config *c, int by_node,
-                        hp_mip_backend backend, const hp_limits *lim,
-                        double seconds, cfg_state *st, hp_result *out, hp_diag *d)
-{
+  const hp_problem *p = c->prob;
   hp_plan *pl = NULL;
+  hp_patterns pt;
+  hp_classes cl;
   hp_mip *m = NULL;
-  hp_mip_map map;
+  hp_mip_pmap map;
   hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
+  hp_pat_result r;
   hp_err err;
-  if ((err = hp__plan_fixed(prob, c, 0, &pl, d)) || (err = hp_mip_build_bound(prob, pl, by_node, &m, &map, d)))
-    { hp_plan_destroy(&pl); return err; }
-  /* no start: it cannot raise the bound, and CBC 2.10.8 given the DP's plan as a start
-   * reported the node relaxation of AMP's pp 4, dp 4, mbs 1 "optimal" at 0.916900 where
-   * GLPK and CBC without it proved 0.907803, a point both found */
-  err = solve_one(m, &map, NULL, backend, lim, seconds,
-                  out->plan ? out->objective : INFINITY, &sol, d);
-  if (!err) {
-    out->work++;
-    double lb = sol.status == HP_SOL_INFEASIBLE ? INFINITY : sol.bound;
-    if (lb > st->lb) st->lb = lb;       /* a later pass never loosens it */
-    if (sol.status == HP_SOL_OPTIMAL || sol.status == HP_SOL_INFEASIBLE) st->solved |= 1 << by_node;
-    if (sol.x && !(err = plan_from_bound(prob, &map, sol.x, pl, d)))
-      err = hp__score_offer(prob, lim, pl, out, d);
+  double cutoff = INFINITY, dpb = c->b[i].bound;
+  memset(&r, 0, sizeof r);
+  memset(&map, 0, sizeof map);
+  memset(&pt, 0, sizeof pt);
+  if ((err = hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, d))) return err;
+  if ((err = hp__plan_for(p, &c->cfg[i], &pl, d)) || (err = hp_patterns_build(p, &cl, pl, &pt, d)) ||
+      (err = hp_mip_build_pattern(p, &pt, &m, &map, d)))
+    goto done;
+  if (cut && c->out->plan) cutoff = c->out->objective / m->obj_scale;
+  if ((err = backend(m, NULL, c->lim, seconds, cutoff, &sol, d))) goto done;
+  c->out->work++;
+  if (sol.x) {
+    int pp = pl->pp, L = pl->n_layers, C = pt.n_cls, found = 0;
+    double obj = sol.obj * m->obj_scale;
+    r.found = 1;
+    r.first = hp__calloc((size_t)pp + 1, sizeof *r.first);
+    r.kind = hp__calloc((size_t)pp, sizeof *r.kind);
+    r.rec = hp__calloc((size_t)pp, 1);
+    r.count = hp__calloc((size_t)pp * C, sizeof *r.count);
+    r.zdp = hp__calloc((size_t)L, 1);
+    if (!r.first || !r.kind || !r.rec || !r.count || !r.zdp) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+    hp_mip_decode(&map.base, sol.x, pl);
+    memcpy(r.first, pl->first, (size_t)(pp + 1) * sizeof *r.first);
+    memcpy(r.rec, pl->recompute, (size_t)pp);
+    memcpy(r.zdp, pl->zdp, (size_t)L);
+    hp_mip_decode_pattern(&map, sol.x, r.kind, r.count);
+    if (sol.status == HP_SOL_OPTIMAL && obj < dpb * (1 - AGREE_TOL) - 1e-12) c->disagree[i] = 1;
+    if (!(err = hp__pattern_plan(p, &pt, &r, pl, &found, d)) && found) {
+      hp_eval e = {0};
+      if (!(err = hp_evaluate(p, pl, &e, d)) && e.feasible) {
+        if (e.iteration_time < dpb * (1 - CERT_TOL)) c->disagree[i] = 1;   /* a plan below a bound */
+        err = hp_result_offer(c->out, c->lim, pl, &e, d);
+      }
+      hp_eval_release(&e);
+    }
+    if (c->disagree[i] && obj < c->b[i].bound) c->b[i].bound = obj;
+  } else if (sol.status == HP_SOL_INFEASIBLE && isfinite(dpb)) {
+    c->disagree[i] = 1;          /* the DP has a sequence that fits; the MIP says none */
   }
+done:
   free(sol.x);
+  hp__pat_result_release(&r);
   hp_mip_destroy(&m);
-  hp_mip_map_release(&map);
+  hp_mip_pmap_release(&map);
+  hp_patterns_release(&pt);
+  hp_classes_release(&cl);
   hp_plan_destroy(&pl);
   return err;
 }
 
-static void prune(cfg_state *st, int n, const hp_result *out)
+/* The configurations a bound still waits for, named in the result's note. */
+static void name_open(const cert *c)
 {
-  for (int i = 0; i < n && out->plan; i++)
-    if (st[i].lb >= out->objective * (1 - 1e-9)) st[i].pruned = 1;
+  hp_result *out = c->out;
+  int len, left = 0, shown = 0;
+  for (int i = 0; i < c->n; i++) left += !c->b[i].done;
+  len = snprintf(out->space_note, sizeof out->space_note, "stopped before %d configuration%s "
+                 "had a bound (no bound): ", left, left == 1 ? "" : "s");
+  for (int i = 0; i < c->n && len < (int)sizeof out->space_note - 40; i++)
+    if (!c->b[i].done) {
+      len += snprintf(out->space_note + len, sizeof out->space_note - (size_t)len, "%spp %d tp %d dp %d mbs %d",
+                      shown++ ? ", " : "", c->cfg[i].pp, c->cfg[i].tp, c->cfg[i].dp, c->cfg[i].mbs);
+    }
+  if (shown < left && len < (int)sizeof out->space_note - 12)
+    snprintf(out->space_note + len, sizeof out->space_note - (size_t)len, ", and %d more", left - shown);
+}
+
+typedef struct open_cfg { double bound; int i; } open_cfg;
+
+static int by_bound(const void *a, const void *b)
+{
+  const open_cfg *x = a, *y = b;
+  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
+  return x->i - y->i;
 }
 
 hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backend backend,
                       const char *name, hp_result *out, hp_diag *d)
 {
-  hp_config *cfg = NULL;
-  int n = hp__configs(prob, &cfg), nj = 0;
+  cert c;
   double budget = lim->time_limit > 0 ? lim->time_limit : MIP_DEFAULT_SECONDS;
-  double deadline = hp__now() + budget, bound;
-  job *jobs = n > 0 ? hp__calloc((size_t)n * 2, sizeof *jobs) : NULL;
-  hp_plan **dp_plan = n > 0 ? hp__calloc((size_t)n * 2, sizeof *dp_plan) : NULL;
-  cfg_state *st = n > 0 ? hp__calloc((size_t)n, sizeof *st) : NULL;
-  int *order = n > 0 ? hp__calloc((size_t)n, sizeof *order) : NULL;
-  progress pg = { name, hp__now(), n };
+  double deadline, *fixed = NULL, bound;
+  int *order = NULL, n_open = 0, n_dis = 0;
+  open_cfg *open = NULL;
+  hp_classes cl;
   hp_err err = HP_OK;
-  if (n < 0 || (n > 0 && (!jobs || !dp_plan || !st || !order))) {
-    free(cfg); free(jobs); free(dp_plan); free(st); free(order);
-    return hp_fail(d, HP_NOMEM, "out of memory");
-  }
-  for (int i = 0; i < n; i++) st[i].lb = -INFINITY;
 
-  /* 1. the DP's split of every (configuration, placement) */
-  sweep sw = { prob, lim, out, jobs, &nj, dp_plan };
-  err = hp__each_fixed_placement(prob, cfg, n, lim, deadline, out, dp_start, &sw, d);
-  qsort(jobs, (size_t)nj, sizeof *jobs, by_dp);
-  if (!err) err = warm_start_sa(prob, lim, budget, out, d);
-  for (int k = 0, c = 0; k < nj; k++) {   /* configurations in the order of their best job */
-    int seen = 0;
-    for (int q = 0; q < c; q++) seen |= order[q] == jobs[k].ci;
-    if (!seen) order[c++] = jobs[k].ci;
-  }
+  memset(&c, 0, sizeof c);
+  memset(&cl, 0, sizeof cl);
+  c.prob = prob;
+  c.lim = lim;
+  c.name = name;
+  c.out = out;
+  c.t0 = hp__now();
+  deadline = c.t0 + budget;
+  c.n = hp__configs(prob, &c.cfg);
+  if (c.n < 0) return hp_fail(d, HP_NOMEM, "out of memory");
+  fixed = hp__calloc((size_t)c.n + 1, sizeof *fixed);
+  c.b = hp__calloc((size_t)c.n + 1, sizeof *c.b);
+  c.disagree = hp__calloc((size_t)c.n + 1, sizeof *c.disagree);
+  open = hp__calloc((size_t)c.n + 1, sizeof *open);
+  if (!fixed || !c.b || !c.disagree || !open) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
 
-  /* 2. the relaxations of the configurations not pruned: the type relaxation, again for
-   *    those it left open (with at most half the time left), then the node relaxation,
-   *    again with all the time left; each pass shares its time equally */
-  static const char *const pass_name[4] = { "type relaxations", "type relaxations, again",
-                                            "node relaxations", "node relaxations, again" };
-  for (int pass = 0; pass < 4 && !err; pass++) {
-    int todo = 0, done = 0, kind = pass / 2;
-    double share = pass == 1 ? 0.5 : 1;
-    for (int q = 0; q < n; q++) {
-      int ci = order[q];
-      todo += !st[ci].pruned && !(st[ci].solved & (1 << kind)) &&
-              (kind == 0 || node_relaxation_fits(prob, &cfg[ci]));
-    }
-    for (int q = 0; q < n && !err; q++) {
-      int ci = order[q];
-      double left = deadline - hp__now();
-      if (st[ci].pruned || (st[ci].solved & (1 << kind)) ||
-          (kind == 1 && !node_relaxation_fits(prob, &cfg[ci])))
-        continue;
-      double give = share * left / (todo > done ? todo - done : 1);
-      if (left < MIP_MIN_SECONDS) break;
-      err = relax_one(prob, &cfg[ci], kind, backend, lim,
-                      give > MIP_MIN_SECONDS ? give : MIP_MIN_SECONDS, &st[ci], out, d);
-      done++;
-      prune(st, n, out);
-      report(&pg, lim, pass_name[pass], done, st, out);
-    }
+  /* 1. incumbents, within a quarter of the time */
+  c.phase = "heuristics";
+  if ((err = hp__seed_heuristics(prob, c.cfg, c.n, lim, c.t0 + budget / 4, out, fixed, d))) goto done;
+  out->stopped = HP_STOP_NONE;     /* the heuristics' own limit is not the search's */
+  if (lim->stop && *lim->stop) out->stopped = HP_STOP_INTERRUPT;
+  report(&c, 0);
+
+  /* 2. the pattern bound of every configuration, most promising first */
+  c.phase = "pattern bounds";
+  if (!(order = hp__promise_order(fixed, c.n))) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  if ((err = hp_classes_build(prob, HP_PATTERN_MAX_CLASSES, &cl, d)) ||
+      (err = hp__pattern_pass(prob, &cl, c.cfg, order, c.n, lim, deadline, out, c.b, step, &c, d)))
+    goto done;
+
+  /* 3. a short annealing from the incumbent, if some configuration is still open */
+  if (!hp__should_stop(lim, deadline, out) && !(global_bound(&c) >= (out->plan ? out->objective : INFINITY) * (1 - CERT_TOL))) {
+    c.phase = "annealing";
+    if ((err = anneal(&c, fmin(budget / 10, (deadline - hp__now()) / 4), d))) goto done;
+    report(&c, c.n);
   }
 
-  /* 3. the exact MIPs of the fixed placements, most promising first */
-  for (int k = 0; k < nj && !err; k++) {
-    int ci = jobs[k].ci;
-    hp_plan *pl = NULL;
-    hp_mip *m = NULL;
-    hp_mip_map map;
-    hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
+  /* 4. the pattern MIPs: the best configuration, then those left open, best bound first */
+  c.phase = "pattern MIPs";
+  for (int i = 0; i < c.n; i++)
+    if (c.b[i].done && isfinite(c.b[i].bound)) open[n_open++] = (open_cfg){ c.b[i].bound, i };
+  qsort(open, (size_t)n_open, sizeof *open, by_bound);
+  for (int q = 0; q < n_open && !err; q++) {
+    int i = open[q].i, todo = 0;
     double left = deadline - hp__now();
-    if (left < MIP_MIN_SECONDS) break;
-    if (st[ci].pruned || !isfinite(jobs[k].dp_obj)) continue;
-    if ((err = hp__plan_fixed(prob, &cfg[ci], jobs[k].variant, &pl, d)) ||
-        (err = hp_mip_build(prob, pl, 1, &m, &map, d)))
-      { hp_plan_destroy(&pl); break; }
-    err = solve_one(m, &map, dp_plan[2 * ci + jobs[k].variant], backend, lim, left,
-                    INFINITY, &sol, d);
-    if (!err) {
-      out->work++;
-      if (sol.x) {
-        hp_mip_decode(&map, sol.x, pl);
-        err = hp__score_offer(prob, lim, pl, out, d);
-      }
-    }
-    free(sol.x);
-    hp_mip_destroy(&m);
-    hp_mip_map_release(&map);
-    hp_plan_destroy(&pl);
-    prune(st, n, out);
-    report(&pg, lim, "fixed-placement MIPs", k + 1, st, out);
+    if (q > 0 && pruned(&c, i)) continue;
+    if (hp__should_stop(lim, deadline, out) || left < MIP_MIN_SECONDS) break;
+    for (int k = q; k < n_open; k++) todo += k == q || !pruned(&c, open[k].i);
+    err = solve_mip(&c, i, backend, fmax(MIP_MIN_SECONDS, q == 0 ? left / 2 : left / todo), q > 0, d);
+    report(&c, q + 1);
   }
-  bound = global_bound(st, n, out);
-  report(&pg, lim, "done", n, st, out);
-  for (int i = 0; i < 2 * n; i++) hp_plan_destroy(&dp_plan[i]);
-  free(cfg);
-  free(jobs);
-  free(dp_plan);
-  free(st);
-  free(order);
-  if (err) return err;
-  if (!isfinite(bound) && bound != INFINITY) {   /* a configuration never bounded */
+  if (err) goto done;
+
+  bound = global_bound(&c);
+  for (int i = 0; i < c.n; i++) n_dis += c.disagree[i];
+  if (!isfinite(bound) && bound < 0) {             /* a configuration never bounded */
     out->space = HP_SPACE_INCOMPLETE;
-    out->stopped = HP_STOP_TIME;
-    snprintf(out->space_note, sizeof out->space_note, "stopped at the time limit before "
-             "every configuration was bounded: no bound");
+    if (out->stopped == HP_STOP_NONE) out->stopped = HP_STOP_TIME;
+    name_open(&c);
+  } else if (n_dis) {
+    snprintf(out->space_note, sizeof out->space_note, "the pattern DP and the pattern MIP "
+             "disagreed on %d configuration%s: each keeps the lesser figure and stays open",
+             n_dis, n_dis == 1 ? "" : "s");
   }
-  out->bound = bound;
+  out->bound = out->plan && bound > out->objective ? out->objective : bound;
   if (out->plan)
-    out->status = bound >= out->objective * (1 - 1e-9) ? HP_SOL_OPTIMAL : HP_SOL_FEASIBLE;
+    out->status = out->bound >= out->objective * (1 - CERT_TOL) ? HP_SOL_OPTIMAL : HP_SOL_FEASIBLE;
   else
     out->status = bound == INFINITY ? HP_SOL_INFEASIBLE : HP_SOL_NONE;
-  return HP_OK;
+  c.phase = "done";
+  report(&c, c.n);
+done:
+  hp_classes_release(&cl);
+  free(c.cfg);
+  free(c.b);
+  free(c.disagree);
+  free(fixed);
+  free(order);
+  free(open);
+  return err;
 }

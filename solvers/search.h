@@ -13,6 +13,9 @@ double hp__now(void);
  * or asked to by lim->stop. Records why in out->stopped (the first reason wins). */
 int hp__should_stop(const hp_limits *lim, double deadline, hp_result *out);
 
+/* The same test from a stop flag (may be NULL) and a deadline alone. */
+int hp__stop_now(const volatile sig_atomic_t *stop, double deadline);
+
 /* The (pp, tp, dp) triples of the search space (cost-model.md section 5): pp*tp*dp = D,
  * tp divides every node's GPU count, pp <= n_layers. Writes up to `cap` triples into
  * `out` (3 ints each) and returns how many there are. */
@@ -108,6 +111,79 @@ hp_err hp__plan_for(const hp_problem *p, const hp_config *c, hp_plan **out, hp_d
  * per layer (solver_random.c). */
 hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_plan **out,
                        hp_diag *d);
+
+/* --- The pattern DP (pattern_dp.c): a lower bound over every placement of one
+ * configuration, and the pattern sequence that attains it. */
+#include "hetplan/hp_pattern.h"
+
+typedef struct hp_pat_opts {
+  double cutoff;       /* only bounds below it matter (INFINITY: all); at or above it the
+                        * bound reported is the cutoff itself */
+  double deadline;     /* hp__now() time to give up (INFINITY: none) */
+  const volatile sig_atomic_t *stop;   /* may be NULL */
+  int exact;           /* 1: count groups exactly (two classes at most) whatever it costs;
+                        * 0: prices only; -1: exact while affordable, else prices */
+} hp_pat_opts;
+
+void hp__pat_opts_init(hp_pat_opts *o);
+
+typedef struct hp_pat_result {
+  int done;            /* ran to the end; else stopped, and `bound` holds nothing */
+  double bound;        /* lower bound on every plan of the configuration; INFINITY: none
+                        * fits; the cutoff when nothing is below it */
+  int exact;           /* the bound counted groups exactly (else it is Lagrangian) */
+  int found;           /* a sequence below the cutoff is recorded: */
+  int *first;          /* [pp + 1] stage starts */
+  int *kind;           /* [pp] kinds (hp_patterns.kind) */
+  unsigned char *rec;  /* [pp] recompute */
+  double value, kept;  /* its DP value; the bound of the price it was found at */
+  long work;           /* points created */
+  /* from a pattern MIP's solution instead (NULL from the DP): groups of each class per
+   * stage, count[s * n_cls + c], and per-layer sharding */
+  int *count;
+  unsigned char *zdp;
+} hp_pat_result;
+
+hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pat_opts *o,
+                         hp_pat_result *r, hp_diag *d);
+void hp__pat_result_release(hp_pat_result *r);
+
+/* A real plan from a pattern sequence (pattern_decode.c): TP groups of each class counted
+ * to the kinds (repaired where a priced sequence uses more of a class than there is),
+ * placed one node per single-node stage and whole nodes first elsewhere, then split by
+ * the layer DP. `pl` has the configuration (hp__plan_for); *found = 0 if nothing fits. */
+hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
+                        hp_plan *pl, int *found, hp_diag *d);
+
+/* Where one configuration's pattern bound stands (pattern_pass.c). */
+typedef struct hp_cfg_bound {
+  int done;            /* bounded: `bound` holds */
+  double bound;        /* lower bound over every plan of the configuration (the cutoff it
+                        * ran with, when nothing was below it); INFINITY: nothing fits */
+  int exact;           /* groups counted exactly, not priced */
+  long work;
+} hp_cfg_bound;
+
+/* The pattern DP on cfg[order[q]] (order may be NULL: in turn) for q < n, skipping those
+ * already done, each with the incumbent of `out` as its cutoff; decodes every sequence
+ * found below it into a plan offered to `out`. Stops at the deadline or lim->stop
+ * (recorded in out->stopped). `step` (may be NULL) is called after each. */
+typedef void (*hp_step_fn)(void *ctx, int done);
+hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_config *cfg,
+                        const int *order, int n, const hp_limits *lim, double deadline,
+                        hp_result *out, hp_cfg_bound *b, hp_step_fn step, void *step_ctx,
+                        hp_diag *d);
+
+/* Plans of the fast heuristics (seed.c): the layer DP of every configuration under both
+ * fixed placements, and the baselines (hethub, dhondt, megatron, megatron-params,
+ * pipette), each offered to `out`; fixed_obj[i] (may be NULL) gets configuration i's
+ * best fixed-placement DP figure (INFINITY if none fits), an order for later passes. */
+hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
+                           double deadline, hp_result *out, double *fixed_obj, hp_diag *d);
+
+/* Indices 0..n-1 ordered by fixed_obj ascending (ties by index); malloc'd, NULL out of
+ * memory (solver_dp.c). */
+int *hp__promise_order(const double *fixed_obj, int n);
 
 /* --- The MIP search shared by the glpk and cbc solvers (mip_search.c). */
 #include "hetplan/hp_mip.h"

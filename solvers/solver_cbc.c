@@ -37,9 +37,10 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
   /* CBC prunes a node within its cutoff increment (absolute, 1e-5 by default) of the
    * cutoff: the margin keeps "nothing below the cutoff" true of the caller's cutoff */
   if (isfinite(cutoff)) Cbc_setCutoff(cm, cutoff + 1e-4 * fabs(cutoff) + 1e-4);
-  /* CBC 2.10.8 crashed in its preprocessing's clean-up (CglPreProcess::postProcess)
-   * on our relaxations with a cutoff: preprocessing is off then */
-  if (isfinite(cutoff)) Cbc_setParameter(cm, "preprocess", "off");
+  /* Preprocessing stays off: CBC 2.10.8 crashed in its clean-up
+   * (CglPreProcess::postProcess) on relaxations with a cutoff, and called a feasible
+   * exact MIP infeasible when rows mixed bytes ~1e9 with seconds ~1e-3 */
+  Cbc_setParameter(cm, "preprocess", "off");
   snprintf(buf, sizeof buf, "%d", lim->threads > 0 ? lim->threads : 1);
   Cbc_setParameter(cm, "threads", buf);
   if (start) {

@@ -16,6 +16,11 @@ double hp__now(void)
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int hp__stop_now(const volatile sig_atomic_t *stop, double deadline)
+{
+  return (stop && *stop) || hp__now() > deadline;
+}
+
 int hp__should_stop(const hp_limits *lim, double deadline, hp_result *out)
 {
   hp_stop why = HP_STOP_NONE;

@@ -1,9 +1,10 @@
 /* solver_glpk.c -- `glpk`: the exact per-configuration MIP (formulation/) solved by GLPK's
  * branch and cut. The only file that includes glpk.h. GLPK's pitfalls
  * (docs/toolchain notes): it does not check a start, so the start is completed by an LP
- * with its integer columns fixed and checked against the MIP here; with a start the
- * presolver is off and the LP relaxation is solved first (a presolved problem misreads
- * a start); the best bound is read inside the callback, the tree being gone after;
+ * with its integer columns fixed and checked against the MIP here; the presolver is off
+ * and the LP relaxation is solved first (a presolved problem misreads a start, and
+ * reported a false optimum on a relaxation); the best bound is read inside the callback,
+ * the tree being gone after;
  * misuse would abort the process, so glp_error_hook jumps back. No state outlives a
  * call: the jump buffer and the callback's data live on the caller's stack, so two
  * solves may run at once in two threads (GLPK keeps its environment per thread). */
@@ -128,7 +129,7 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
     free(full);
     return hp_fail(d, HP_BACKEND, "glpk: internal error (the MIP was rejected)");
   }
-  if (!(P = load(m))) return hp_fail(d, HP_NOMEM, "out of memory loading the MIP into GLPK");
+  if (!(P = load(m))) { glp_free_env(); return hp_fail(d, HP_NOMEM, "out of memory loading the MIP into GLPK"); }
   if (start) full = complete_start(P, m, start);
   cb.start = full;
   glp_init_smcp(&sp);
@@ -139,14 +140,15 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
   ip.cb_info = &cb;
   ip.mip_gap = lim->gap;
   ip.tm_lim = seconds > 0 ? (int)(seconds * 1000 > 2e9 ? 2e9 : seconds * 1000) : INT_MAX;
-  /* with a start the presolver must be off, and then the LP relaxation comes first */
-  ip.presolve = full ? GLP_OFF : GLP_ON;
-  if (full) {
-    ret = glp_simplex(P, &sp);
-    if (ret != 0 || glp_get_status(P) == GLP_NOFEAS) {
-      out->status = ret == 0 ? HP_SOL_INFEASIBLE : HP_SOL_NONE;
-      goto done;
-    }
+  /* The presolver stays off: with a start it misreads the start, and on a relaxation
+   * it once returned "optimal 1.0016" where the optimum is 0.9192 (glpsol and CBC on the
+   * same model agreed on 0.9192). So the LP relaxation comes first. */
+  ip.presolve = GLP_OFF;
+  sp.tm_lim = ip.tm_lim;
+  ret = glp_simplex(P, &sp);
+  if (ret != 0 || glp_get_status(P) == GLP_NOFEAS) {
+    out->status = ret == 0 ? HP_SOL_INFEASIBLE : HP_SOL_NONE;
+    goto done;
   }
   ret = glp_intopt(P, &ip);
   switch (glp_mip_status(P)) {
@@ -160,7 +162,7 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
   if (out->status == HP_SOL_OPTIMAL || out->status == HP_SOL_FEASIBLE) {
     out->obj = glp_mip_obj_val(P);
     out->x = calloc((size_t)m->n_cols, sizeof *out->x);
-    if (!out->x) { glp_delete_prob(P); free(full); return hp_fail(d, HP_NOMEM, "out of memory"); }
+    if (!out->x) { glp_delete_prob(P); glp_free_env(); free(full); return hp_fail(d, HP_NOMEM, "out of memory"); }
     for (int j = 0; j < m->n_cols; j++) out->x[j] = glp_mip_col_val(P, j + 1);
     out->bound = out->status == HP_SOL_OPTIMAL ? out->obj : cb.bound;
   } else if (out->status == HP_SOL_NONE) {
@@ -169,6 +171,7 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
 done:
   glp_delete_prob(P);
   glp_error_hook(NULL, NULL);
+  glp_free_env();          /* the thread's environment: nothing outlives the call */
   free(full);
   return HP_OK;
 }

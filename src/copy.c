@@ -24,10 +24,10 @@ hp_err hp_model_copy(const hp_model *src, hp_model **out, hp_diag *d)
   *m = *src;
   m->name = hp__strdup(src->name);
   m->path = hp__strdup(src->path);
-  m->arch = dup_mem(src->arch, 1, sizeof *m->arch);
+  m->transformer = dup_mem(src->transformer, 1, sizeof *m->transformer);
   m->layers = hp__calloc((size_t)src->n_layers, sizeof *m->layers);
   m->n_layers = 0;
-  if (!m->layers || !m->name || (src->path && !m->path) || (src->arch && !m->arch)) goto oom;
+  if (!m->layers || !m->name || (src->path && !m->path) || (src->transformer && !m->transformer)) goto oom;
   for (int l = 0; l < src->n_layers; l++) {
     m->layers[l] = src->layers[l];
     m->layers[l].name = hp__strdup(src->layers[l].name);
@@ -86,11 +86,12 @@ hp_err hp_profile_copy(const hp_profile *src, hp_profile **out, hp_diag *d)
   if (!p) return hp_fail(d, HP_NOMEM, "out of memory");
   *p = *src;
   p->path = hp__strdup(src->path);
+  p->name = hp__strdup(src->name);
   p->measures = hp__calloc((size_t)src->n_measures, sizeof *p->measures);
   p->n_measures = 0;
   p->dev_bw = dup_mem(src->dev_bw, dd, sizeof *p->dev_bw);
   p->dev_lat = dup_mem(src->dev_lat, dd, sizeof *p->dev_lat);
-  ok = p->measures && (!src->path || p->path) && (!src->dev_bw || (p->dev_bw && p->dev_lat));
+  ok = p->measures && (!src->path || p->path) && (!src->name || p->name) && (!src->dev_bw || (p->dev_bw && p->dev_lat));
   for (int i = 0; ok && i < src->n_measures; i++) {
     hp_measure *m = &p->measures[i];
     *m = src->measures[i];

@@ -129,8 +129,8 @@ static hp_err framework_variant(const hp_problem *prob, const hp_plan *pl, hp_la
       return err;
     }
   }
-  if (f == HP_LAUNCH_MEGATRON && m->arch && pl->pp > 1) {
-    int N = m->arch->layers;
+  if (f == HP_LAUNCH_MEGATRON && m->transformer && pl->pp > 1) {
+    int N = m->transformer->layers;
     int s_norm = 0, s_head = pl->pp - 1;
     for (int s = 0; s < pl->pp; s++)
       if (pl->first[s] <= N + 1 && N + 1 <= hp_stage_last(pl, s)) s_norm = s;
@@ -139,7 +139,7 @@ static hp_err framework_variant(const hp_problem *prob, const hp_plan *pl, hp_la
            "the output layer on the last stage (a norm's work: a negligible difference)", N + 1,
            s_norm);
   }
-  if (!m->arch && f == HP_LAUNCH_MEGATRON)
+  if (!m->transformer && f == HP_LAUNCH_MEGATRON)
     note(ns, "model '%s' has explicit layers, not a transformer description: the model flags "
          "are yours to give; the stage layout below takes layer 0 as the embedding and the "
          "last layer as the loss", m->name);
@@ -184,7 +184,7 @@ static void header(hp_sb *b, const hp_problem *prob, const hp_plan *pl, const hp
                 hp_schedule_name(pl->schedule));
   hp__sb_printf(b, "# predicted (evaluator): iteration %.6f s, %.4f samples/s", e->iteration_time,
                 e->throughput);
-  if (m->arch) hp__sb_printf(b, ", %.0f tokens/s", e->throughput * m->arch->seq);
+  if (m->transformer) hp__sb_printf(b, ", %.0f tokens/s", e->throughput * m->transformer->seq);
   hp__sb_printf(b, ", MFU %.1f %%, %s\n", 100 * e->mfu, e->feasible ? "fits in memory"
                 : "DOES NOT FIT in memory");
 }
@@ -252,7 +252,7 @@ static void megatron_args(hp_sb *b, const hp_problem *prob, const hp_plan *pl, c
                           const hp_rank_map *map)
 {
   const hp_model *m = prob->model;
-  const struct hp_transformer *t = m->arch;
+  const struct hp_transformer *t = m->transformer;
   int nz = 0;
   for (int l = 0; l < pl->n_layers; l++) nz += pl->zdp[l] && pl->dp > 1;
   hp__sb_printf(b, "MEGATRON_ARGS=(\n");
@@ -363,7 +363,7 @@ static void stage_list(hp_sb *b, const hp_problem *prob, const hp_plan *pl)
 
 static void ds_config(hp_sb *b, const hp_problem *prob, const hp_plan *pl, const hp_plan *var)
 {
-  const struct hp_transformer *t = prob->model->arch;
+  const struct hp_transformer *t = prob->model->transformer;
   int nz = 0, stage;
   for (int l = 0; l < pl->n_layers; l++) nz += var->zdp[l] && pl->dp > 1;
   stage = nz > 0 ? 3 : 0;

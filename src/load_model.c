@@ -143,7 +143,7 @@ static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
     snprintf(msg, sizeof msg, "%s", c->d->msg);
     return hp_fail(c->d, err, "%s: %s", c->file, msg);
   }
-  return HP_OK;
+  return HP_OK;   /* hp_transformer_expand kept the description in m->transformer */
 }
 
 static const char *base_name(const char *path)

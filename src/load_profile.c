@@ -1,6 +1,7 @@
 /* load_profile.c -- reads a profile (formats.md "Profile"): measured layer times, an
- * optional device bandwidth matrix and collective timings. Device-type names are
- * resolved against the cluster when the problem is bound (problem.c). */
+ * optional device bandwidth matrix and collective timings, and the informative figures
+ * hetplan-profile adds (checked, not cost terms). Device-type names are resolved
+ * against the cluster when the problem is bound (problem.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,9 +9,18 @@
 
 static const char *const profile_keys[] = {
   "version", "source", "notes", "device_types", "layer_times", "bandwidth_matrix",
-  "collectives", NULL };
-static const char *const time_keys[] = { "kind", "type", "tp", "mbs", "seconds", NULL };
+  "collectives", "layer_fits", "collective_fits", NULL };
+static const char *const time_keys[] = {
+  "kind", "type", "tp", "mbs", "seconds",
+  "compute_seconds", "tp_comm_seconds", "act_bytes", "peak_bytes", NULL };
+/* Informative per-entry figures: non-negative numbers when present. */
+static const char *const time_info_keys[] = {
+  "compute_seconds", "tp_comm_seconds", "act_bytes", "peak_bytes", NULL };
 static const char *const coll_keys[] = { "op", "ranks", "bytes", "seconds", NULL };
+static const char *const layer_fit_keys[] = {
+  "kind", "type", "tp", "fixed_seconds", "per_sample_seconds", "points", NULL };
+static const char *const coll_fit_keys[] = { "op", "ranks", "lat_us", "bus_gbps", "points",
+                                             NULL };
 
 static hp_err read_times(ju_ctx *c, const cJSON *arr, hp_profile *pr)
 {
@@ -33,6 +43,10 @@ static hp_err read_times(ju_ctx *c, const cJSON *arr, hp_profile *pr)
     if ((err = ju_int(c, o, p, "tp", 1, 0, 1, 4096, &tp))) return err;
     if ((err = ju_int(c, o, p, "mbs", 1, 0, 1, 1000000, &mbs))) return err;
     if ((err = ju_num(c, o, p, "seconds", 1, 0, 0, 0, &m->seconds))) return err;
+    for (int k = 0; time_info_keys[k]; k++) {
+      double info;
+      if ((err = ju_num(c, o, p, time_info_keys[k], 0, 0, 0, 0, &info))) return err;
+    }
     m->tp = (int)tp;
     m->mbs = (int)mbs;
     m->type = -1;
@@ -67,6 +81,39 @@ static hp_err read_collectives(ju_ctx *c, const cJSON *arr, hp_profile *pr)
   return HP_OK;
 }
 
+/* layer_fits and collective_fits: what hetplan-profile fitted to its points, kept for
+ * people and checked for shape; the planner uses the points themselves. */
+static hp_err read_fits(ju_ctx *c, const cJSON *arr, const char *key, int layer)
+{
+  int n;
+  hp_err err;
+  if ((err = ju_array(c, arr, key, &n))) return err;
+  for (int i = 0; i < n; i++) {
+    const cJSON *o = cJSON_GetArrayItem(arr, i);
+    const char *s;
+    char p[64];
+    long v;
+    double x;
+    ju_index(p, sizeof p, key, i);
+    if ((err = ju_object(c, o, p))) return err;
+    ju_unknown_keys(c, o, p, layer ? layer_fit_keys : coll_fit_keys);
+    if (layer) {
+      if ((err = ju_str(c, o, p, "kind", 1, NULL, &s))) return err;
+      if ((err = ju_str(c, o, p, "type", 1, NULL, &s))) return err;
+      if ((err = ju_int(c, o, p, "tp", 1, 0, 1, 4096, &v))) return err;
+      if ((err = ju_num(c, o, p, "fixed_seconds", 1, 0, 0, 0, &x))) return err;
+      if ((err = ju_num(c, o, p, "per_sample_seconds", 1, 0, 0, 0, &x))) return err;
+    } else {
+      if ((err = ju_str(c, o, p, "op", 1, NULL, &s))) return err;
+      if ((err = ju_int(c, o, p, "ranks", 1, 0, 1, 1 << 20, &v))) return err;
+      if ((err = ju_num(c, o, p, "lat_us", 1, 0, 0, 0, &x))) return err;
+      if ((err = ju_num(c, o, p, "bus_gbps", 1, 0, 0, 1, &x))) return err;
+    }
+    if ((err = ju_int(c, o, p, "points", 0, 0, 0, 1 << 20, &v))) return err;
+  }
+  return HP_OK;
+}
+
 hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp_diag *d)
 {
   ju_ctx c = { file, d };
@@ -82,7 +129,10 @@ hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp
   HP_TRY(ju_version(&c, root));
   ju_unknown_keys(&c, root, "", profile_keys);
   pr = hp__calloc(1, sizeof *pr);
-  if (!pr) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  if (!pr || !(pr->name = hp__strdup(file))) {
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+    goto done;
+  }
   if ((v = cJSON_GetObjectItemCaseSensitive(root, "device_types"))) {
     HP_TRY(ju_array(&c, v, "device_types", &n));
     for (int i = 0; i < n; i++) {
@@ -100,6 +150,10 @@ hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp
     HP_TRY(ju_bw_matrix(&c, v, "bandwidth_matrix", &pr->n_devices, &pr->dev_bw, &pr->dev_lat));
   if ((v = cJSON_GetObjectItemCaseSensitive(root, "collectives")))
     HP_TRY(read_collectives(&c, v, pr));
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "layer_fits")))
+    HP_TRY(read_fits(&c, v, "layer_fits", 1));
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "collective_fits")))
+    HP_TRY(read_fits(&c, v, "collective_fits", 0));
   *out = pr;
   pr = NULL;
 done:

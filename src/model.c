@@ -53,9 +53,9 @@ void hp_model_destroy(hp_model **pm)
     free(m->layers[l].kind);
   }
   free(m->layers);
+  free(m->transformer);
   free(m->name);
   free(m->path);
-  free(m->arch);
   free(m);
   *pm = NULL;
 }
@@ -112,6 +112,7 @@ void hp_profile_destroy(hp_profile **pp)
   free(p->dev_bw);
   free(p->dev_lat);
   free(p->path);
+  free(p->name);
   free(p);
   *pp = NULL;
 }

@@ -1,6 +1,7 @@
 /* problem.c -- binds model, cluster, profile and job into a problem: resolves the
  * effective bandwidth matrix and groups profile measurements into per-(layer, type, tp)
  * series for the layer-time look-up. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,98 @@ static int same_group(const hp_measure *a, const hp_measure *b)
   return !strcmp(a->kind, b->kind) && a->type == b->type && a->tp == b->tp;
 }
 
+static int model_has_kind(const hp_model *m, const char *kind)
+{
+  for (int l = 0; l < m->n_layers; l++)
+    if (!strcmp(m->layers[l].kind, kind)) return 1;
+  return 0;
+}
+
+/* Appends "'a', 'b', 'c' and 4 more" of the distinct strings get(0..n-1) to buf. */
+static void list_names(char *buf, size_t cap, int n, const char *(*get)(const void *, int),
+                       const void *ctx)
+{
+  int shown = 0, distinct = 0;
+  size_t len = strlen(buf);
+  for (int i = 0; i < n; i++) {
+    const char *s = get(ctx, i);
+    int seen = 0;
+    for (int j = 0; j < i && !seen; j++) seen = !strcmp(get(ctx, j), s);
+    if (seen) continue;
+    distinct++;
+    if (shown < 4 && len + strlen(s) + 8 < cap) {
+      len += (size_t)snprintf(buf + len, cap - len, "%s'%s'", shown ? ", " : "", s);
+      shown++;
+    }
+  }
+  if (distinct > shown && len + 24 < cap)
+    snprintf(buf + len, cap - len, " and %d more", distinct - shown);
+}
+
+static const char *measure_kind(const void *ctx, int i)
+{
+  return ((const hp_profile *)ctx)->measures[i].kind;
+}
+static const char *measure_type(const void *ctx, int i)
+{
+  return ((const hp_profile *)ctx)->measures[i].type_name;
+}
+static const char *layer_kind(const void *ctx, int i)
+{
+  return ((const hp_model *)ctx)->layers[i].kind;
+}
+static const char *type_name(const void *ctx, int i)
+{
+  return ((const hp_cluster *)ctx)->types[i].name;
+}
+
+/* A profile with layer times must match the problem somewhere: at least one entry for
+ * one of the model's kinds, on one of the cluster's types, at a tp a node can hold.
+ * Otherwise every layer time would silently be the analytic estimate. */
+static hp_err check_profile_matches(const hp_problem *p, hp_diag *d)
+{
+  const hp_profile *pr = p->profile;
+  const hp_model *m = p->model;
+  const hp_cluster *c = p->cluster;
+  int n_type = 0, n_kind = 0, n_both = 0, n_use = 0;
+  char a[192] = "", b[192] = "";
+
+  if (!pr || pr->n_measures == 0) return HP_OK;
+  for (int i = 0; i < pr->n_measures; i++) {
+    const hp_measure *ms = &pr->measures[i];
+    int kind_ok = model_has_kind(m, ms->kind), type_ok = ms->type >= 0;
+    n_type += type_ok;
+    n_kind += kind_ok;
+    n_both += kind_ok && type_ok;
+    n_use += kind_ok && type_ok && ms->tp <= p->max_tp;
+  }
+  if (n_use > 0) return HP_OK;
+  if (n_type == 0) {
+    list_names(a, sizeof a, pr->n_measures, measure_type, pr);
+    list_names(b, sizeof b, c->n_types, type_name, c);
+    return hp_fail(d, HP_INVAL, "profile '%s' matches none of the device types of cluster "
+                   "'%s': its layer_times are for %s, the cluster has %s: profile the "
+                   "cluster's devices (hetplan-profile), or name the types as the cluster "
+                   "does", pr->name, c->name, a, b);
+  }
+  if (n_kind == 0) {
+    list_names(a, sizeof a, pr->n_measures, measure_kind, pr);
+    list_names(b, sizeof b, m->n_layers, layer_kind, m);
+    return hp_fail(d, HP_INVAL, "profile '%s' matches none of the layer kinds of model "
+                   "'%s': its layer_times are for kinds %s, the model's kinds are %s: "
+                   "profile this model (hetplan-profile --model) or give the profile made "
+                   "for it", pr->name, m->name, a, b);
+  }
+  if (n_both == 0)
+    return hp_fail(d, HP_INVAL, "profile '%s' has no layer_times entry for a layer kind of "
+                   "model '%s' on a device type of cluster '%s' (%d entries match a kind, "
+                   "%d a type, none both): profile this model on these devices",
+                   pr->name, m->name, c->name, n_kind, n_type);
+  return hp_fail(d, HP_INVAL, "profile '%s': its layer_times for model '%s' on cluster "
+                 "'%s' are all at tp above %d, the most GPUs of any node: profile tp "
+                 "degrees that fit a node", pr->name, m->name, c->name, p->max_tp);
+}
+
 static hp_err build_series(hp_problem *p, hp_diag *d)
 {
   const hp_profile *pr = p->profile;
@@ -75,15 +168,16 @@ static hp_err build_series(hp_problem *p, hp_diag *d)
           count++;
         }
       if (first)
-        hp_warn(d, "profile: %d layer_times entries (the first is layer_times[%d]) are for "
-                "device type '%s', which cluster '%s' lacks; ignored", count, i,
-                ms->type_name, c->name);
+        hp_warn(d, "profile '%s': %d layer_times entries (the first is layer_times[%d]) "
+                "are for device type '%s', which cluster '%s' lacks; ignored", pr->name,
+                count, i, ms->type_name, c->name);
       continue;
     }
     if (ms->tp > p->max_tp) continue;  /* no TP group of that size fits in a node */
     order[n_use].m = ms;
     order[n_use++].pos = i;
   }
+  if ((err = check_profile_matches(p, d))) goto done;
   qsort(order, (size_t)n_use, sizeof *order, cmp_measure);
 
   for (int i = 0; i < n_use; i++)

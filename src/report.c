@@ -11,30 +11,6 @@
 
 #define GIB 1073741824.0
 
-hp_err hp_plan_coverage(const hp_problem *prob, const hp_plan *pl, hp_coverage *cv, hp_diag *d)
-{
-  hp_costs k;
-  hp_err err;
-  memset(cv, 0, sizeof *cv);
-  if ((err = hp_costs_build(prob, pl, &k, d))) return err;
-  for (int s = 0; s < pl->pp; s++)
-    for (int r = 0; r < pl->dp; r++) {
-      int cls = k.slot_class[s * pl->dp + r];
-      for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) {
-        double t = hp_costs_time(&k, cls, l);
-        int prof = hp_layer_time_profiled(prob, l, k.cls[cls].type, pl->tp);
-        cv->lookups++;
-        cv->time += t;
-        if (prof) {
-          cv->profiled++;
-          cv->profiled_time += t;
-        }
-      }
-    }
-  hp_costs_release(&k);
-  return HP_OK;
-}
-
 /* --- A small writer for both formats: headings, paragraphs, tables. */
 typedef struct doc { hp_sb b; int html; } doc;
 
@@ -138,9 +114,9 @@ static void section_throughput(doc *o, const hp_problem *prob, const hp_plan *pl
   table_begin(o, 2, h);
   rowf(o, "iteration time\t%.6f s", e->iteration_time);
   rowf(o, "samples per second\t%.4f", e->throughput);
-  if (m->arch) {
-    rowf(o, "tokens per second\t%.0f (%d tokens a sample)", e->throughput * m->arch->seq, m->arch->seq);
-    rowf(o, "tokens per GPU per second\t%.1f (%d GPUs)", e->throughput * m->arch->seq / D, D);
+  if (m->transformer) {
+    rowf(o, "tokens per second\t%.0f (%d tokens a sample)", e->throughput * m->transformer->seq, m->transformer->seq);
+    rowf(o, "tokens per GPU per second\t%.1f (%d GPUs)", e->throughput * m->transformer->seq / D, D);
   } else {
     rowf(o, "tokens per second\tnot known: the model gives explicit layers, no sequence length");
   }
@@ -256,14 +232,25 @@ static void section_coverage(doc *o, const hp_problem *prob, const hp_coverage *
 {
   heading(o, 2, "Profile coverage");
   para_begin(o);
-  if (!prob->profile)
-    textf(o, "No profile: every layer time is analytic (FLOPs / (peak x efficiency), plus the "
-          "tensor-parallel all-reduce). Measured times (the profiler, docs/) make the figures "
-          "above firmer.");
-  else
-    textf(o, "%ld of the plan's %ld layer-time look-ups (layer x replica) come from the "
-          "profile, %.1f %% of its compute time; the rest are analytic.", cv->profiled,
-          cv->lookups, cv->time > 0 ? 100 * cv->profiled_time / cv->time : 0);
+  if (!prob->profile) {
+    textf(o, "No profile: every layer time is estimated (FLOPs / (peak x efficiency), plus the "
+          "tensor-parallel all-reduce). Measured times (hetplan-profile, docs/profiler.md) make "
+          "the figures above firmer.");
+  } else {
+    textf(o, "Of the %d (layer kind, device type, tp, mbs) cells this plan uses, %d are "
+          "measured by the profile, %d derived from its points at other micro-batch sizes and "
+          "%d estimated from FLOPs.", cv->total.cells, cv->total.measured, cv->total.derived,
+          cv->total.estimated);
+    if (cv->total.estimated > 0) {
+      int shown = 0;
+      textf(o, " Estimated:");
+      for (int k = 0; k < cv->n_kinds && shown < 8; k++)
+        if (cv->by_kind[k].estimated > 0)
+          textf(o, "%s %s (%d of %d cells)", shown++ ? "," : "", cv->kinds[k],
+                cv->by_kind[k].estimated, cv->by_kind[k].cells);
+      textf(o, ".");
+    }
+  }
   para_end(o);
 }
 
@@ -348,12 +335,12 @@ hp_err hp_report_write(const hp_problem *prob, const hp_plan *pl, const hp_repor
   const hp_cluster *c = prob->cluster;
   doc o = { {0}, in->html };
   hp_eval e = {0};
-  hp_coverage cv;
+  hp_coverage *cv = NULL;
   char cfg[512], title[512];
   hp_err err;
   *out = NULL;
   if ((err = hp_evaluate(prob, pl, &e, d))) return err;
-  if ((err = hp_plan_coverage(prob, pl, &cv, d))) goto done;
+  if ((err = hp_coverage_compute(prob, HP_COV_PLAN, pl, &cv, d))) goto done;
   snprintf(title, sizeof title, "Plan report%s%s", in->title ? ": " : "", in->title ? in->title : "");
   if (o.html) {
     hp__sb_printf(&o.b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -387,7 +374,7 @@ hp_err hp_report_write(const hp_problem *prob, const hp_plan *pl, const hp_repor
   section_stages(&o, prob, pl, &e);
   section_memory(&o, prob, pl, &e);
   section_bottleneck(&o, pl, &e);
-  section_coverage(&o, prob, &cv);
+  section_coverage(&o, prob, cv);
   section_baselines(&o, &e, in);
   if (o.html) {
     pictures(&o, prob, pl, &e, d);
@@ -401,6 +388,7 @@ hp_err hp_report_write(const hp_problem *prob, const hp_plan *pl, const hp_repor
   o.b.s = NULL;
 done:
   free(o.b.s);
+  hp_coverage_destroy(&cv);
   hp_eval_release(&e);
   return err;
 }

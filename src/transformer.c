@@ -146,8 +146,8 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
       return hp_fail(d, HP_NOMEM, "out of memory");
     }
     *arch = *t;
-    free(m->arch);
-    m->arch = arch;
+    free(m->transformer);
+    m->transformer = arch;
   }
   for (int i = 0; i < m->n_layers; i++) { free(m->layers[i].name); free(m->layers[i].kind); }
   free(m->layers);

@@ -7,6 +7,8 @@
 #include "hp_problem.h"
 #include "hp_plan.h"
 #include "hp_cost.h"
+#include "hp_classes.h"
+#include "hp_pattern.h"
 #include "hp_eval.h"
 #include "hp_bottleneck.h"
 #include "hp_result.h"
@@ -17,6 +19,7 @@
 #include "hp_sim.h"
 #include "hp_launch.h"
 #include "hp_report.h"
+#include "hp_coverage.h"
 
 #define HETPLAN_VERSION "0.1.0"
 

@@ -1,14 +1,15 @@
 /* hp_mip.h -- a solver-neutral mixed-integer program (minimisation): columns with bounds,
  * integrality and objective coefficients, sparse rows with a sense and a right-hand
- * side, readable names; CPLEX LP and free MPS writers; and the builder that encodes the
- * cost model for one configuration and placement (docs/formulation.md). GLPK and CBC
+ * side, readable names; CPLEX LP and free MPS writers; and the builders that encode the
+ * cost model: exactly for one configuration and placement, and as the pattern relaxation
+ * over every placement of a configuration (docs/formulation.md). GLPK and CBC
  * adapters (solvers/) read it; nothing here includes a solver's header. */
 #ifndef HP_MIP_H
 #define HP_MIP_H
 
 #include <stdio.h>
 
-#include "hp_plan.h"
+#include "hp_pattern.h"
 
 typedef struct hp_mip_col {
   char name[32];
@@ -32,6 +33,7 @@ typedef struct hp_mip {
   double *val;          /* [n_nz] coefficient */
   int cap_cols, cap_rows, cap_nz;
   int failed;           /* an allocation failed: the MIP is unusable */
+  double obj_scale;     /* seconds per unit of the objective (1e-3: it is in milliseconds) */
 } hp_mip;
 
 hp_err hp_mip_create(hp_mip **out, hp_diag *d);
@@ -60,9 +62,6 @@ typedef struct hp_mip_map {
   int *rec;             /* [pp] column of R_s, -1 if recompute is not modelled */
   int *zdp;             /* [n_layers] column of z_l, -1 when dp = 1 */
   int obj_pipe, obj_sync;
-  int n_types;          /* relaxation only: options of a slot (device types, or nodes) */
-  int by_node;          /* the options are nodes */
-  int *type;            /* [pp * dp * n_types] column of y_s_r_k (slot (s, r) takes option k), or NULL */
 } hp_mip_map;
 
 void hp_mip_map_release(hp_mip_map *map);
@@ -70,34 +69,41 @@ void hp_mip_map_release(hp_mip_map *map);
 /* Encodes the cost model for `plan`'s configuration and placement (its stages, flags
  * and sharding are ignored): stage assignment, per-layer ZeRO-3, per-stage recompute
  * (if allow_recompute), memory capacity, per-replica pipeline times and per-stage sync.
- * Exact: for every integer point the objective equals the evaluator's iteration time of
- * the decoded plan (tested). */
+ * Exact: for every integer point the objective (milliseconds) equals the evaluator's
+ * iteration time of the decoded plan (tested). */
 hp_err hp_mip_build(const hp_problem *prob, const hp_plan *plan, int allow_recompute,
                     hp_mip **out, hp_mip_map *map, hp_diag *d);
 
-/* The placement-free relaxation of `plan`'s configuration (its placement is ignored).
- * by_node 0: each slot chooses a device type, as many slots of a type as it has TP
- * groups; layer times are each type's best over its TP groups; hand-offs, gathers and
- * syncs run at the best link a set of that many devices can have. by_node 1: each slot
- * chooses a node (the aggregation of its identical GPUs); hand-offs and syncs pay the
- * best link between nodes unless their slots share a node. Memory is exact for the
- * chosen types. Every plan of the configuration is a feasible point of either at no
- * greater objective, so its optimum (or a backend's bound) is a lower bound over every
- * placement (docs/formulation.md). */
-hp_err hp_mip_build_bound(const hp_problem *prob, const hp_plan *plan, int by_node,
-                          hp_mip **out, hp_mip_map *map, hp_diag *d);
-
 /* Reads stages, recompute and sharding from a solution x into `plan`. */
 void hp_mip_decode(const hp_mip_map *map, const double *x, hp_plan *plan);
-/* A relaxation's solution: the option (type or node) of each slot, slot_type[s * dp + r]. */
-void hp_mip_decode_types(const hp_mip_map *map, const double *x, int *slot_type);
-
-/* The option of a device in a relaxation: its node if map->by_node, else its type. */
-int hp_mip_option(const hp_problem *prob, const hp_mip_map *map, int dev);
 
 /* The integer columns' values for a plan (others 0): a start for a backend to complete.
- * For the exact MIP's map (hp_mip_build); relaxations are solved without a start. Writes
- * n_cols values. */
+ * For the exact MIP's map (hp_mip_build). Writes n_cols values. */
 void hp_mip_encode(const hp_mip *m, const hp_mip_map *map, const hp_plan *plan, double *x);
+
+/* --- The pattern MIP (mip_pattern.c): the pattern relaxation of hp_pattern.h as a
+ * program, placement inside it as TP-group counts per node class. Per stage a kind
+ * (kappa_s_k) and counts n_s_c of each class's groups (summing to dp, each class's over
+ * the stages to its groups); per-layer sharding and per-stage recompute exactly as in
+ * the exact MIP; per stage the slowest and the fastest class present (t_max_s, t_min_s),
+ * the hand-off bound of the two kinds around each boundary, the sync bound of the kind;
+ * the objective T + Q with T >= gas t_max_s* + sum_{s != s*} t_min_s + sum e_s for every
+ * s*. Every plan of the configuration maps to a point of no greater objective, so its
+ * optimum bounds them all; where the pattern figures are exact (exact classes, stages
+ * whose replicas are alike) its objective is the plan's time. */
+typedef struct hp_mip_pmap {
+  hp_mip_map base;      /* stages, recompute, sharding, the objective's columns */
+  int n_kind, n_cls;
+  int *kind;            /* [pp * n_kind] column of kappa_s_k */
+  int *count;           /* [pp * n_cls] column of n_s_c */
+} hp_mip_pmap;
+
+void hp_mip_pmap_release(hp_mip_pmap *map);
+
+hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mip **out,
+                            hp_mip_pmap *map, hp_diag *d);
+
+/* The kind and the counts of each stage of a solution: kind[s], count[s * n_cls + c]. */
+void hp_mip_decode_pattern(const hp_mip_pmap *map, const double *x, int *kind, int *count);
 
 #endif

@@ -22,6 +22,8 @@ typedef struct hp_layer {
   int splittable;      /* 1 if TP divides P, A, F */
 } hp_layer;
 
+struct hp_transformer;
+
 typedef struct hp_model {
   char *name;
   double param_bytes;  /* bytes per parameter, default 2 */
@@ -33,8 +35,8 @@ typedef struct hp_model {
   int n_layers;
   hp_layer *layers;
   char *path;          /* the file it was loaded from (hp_model_load), else NULL */
-  struct hp_transformer *arch;   /* the transformer description the layers were expanded
-                                  * from (owned), NULL for explicit layers */
+  struct hp_transformer *transformer;  /* what the layers were expanded from (hp_transformer.h),
+                                          NULL for a model given as explicit layers */
 } hp_model;
 
 typedef struct hp_devtype {
@@ -85,6 +87,7 @@ typedef struct hp_measure {
 } hp_measure;
 
 typedef struct hp_profile {
+  char *name;             /* the file name given to the loader, for messages */
   int n_measures;
   hp_measure *measures;   /* in file order; of duplicates the last wins */
   int n_devices;          /* size of the matrix below, 0 if none */
@@ -140,9 +143,13 @@ hp_err hp_cluster_finish(hp_cluster *c, double inter_bw, double inter_lat, hp_di
 
 /* Binds the parts into a problem and takes ownership of model, cluster and profile
  * (profile may be NULL), also on failure. Checks the profile against the cluster
- * (matrix size; unknown device types warn and are ignored). Applies the cluster's memory
- * margin: each type's usable capacity `mem` becomes mem_total * (1 - mem_margin), the one
- * place the margin enters, so that the evaluator and every solver see it alike. */
+ * (matrix size; unknown device types warn and are ignored) and against the model: a
+ * profile with layer_times none of which is for one of the model's layer kinds on one
+ * of the cluster's device types is an error (HP_INVAL) that names the file and says
+ * what does not match. How much of the problem the profile covers: hp_coverage.h.
+ * Applies the cluster's memory margin: each type's usable capacity `mem` becomes
+ * mem_total * (1 - mem_margin), the one place the margin enters, so that the evaluator
+ * and every solver see it alike. */
 hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
                          hp_profile *profile, hp_job job, hp_diag *d);
 void hp_problem_destroy(hp_problem **p);

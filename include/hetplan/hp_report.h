@@ -24,14 +24,7 @@ typedef struct hp_report_in {
   int html;                        /* HTML with the SVG pictures; else Markdown */
 } hp_report_in;
 
-/* The profile's share of the plan's layer times: look-ups (layer x slot) measured, of
- * all, and the measured part of the compute time. */
-typedef struct hp_coverage {
-  long lookups, profiled;
-  double time, profiled_time;      /* seconds per micro-batch, summed over slots */
-} hp_coverage;
-
-hp_err hp_plan_coverage(const hp_problem *prob, const hp_plan *plan, hp_coverage *c, hp_diag *d);
+/* The report's profile coverage is hp_coverage.h's, over the cells the plan uses. */
 
 hp_err hp_report_write(const hp_problem *prob, const hp_plan *plan, const hp_report_in *in,
                        char **out, hp_diag *d);

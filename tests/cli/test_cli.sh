@@ -179,7 +179,7 @@ if command -v glpsol >/dev/null && command -v cbc >/dev/null; then
   obj1=$(echo $objs | awk '{print $1}')
   expect decode_cbc 0 "iteration 0.820404 s by the evaluator (MIP objective at the file's values 0.820404)" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/c1.sol -o $tmp/d1.json
   expect decode_glpsol 0 "iteration 0.820404 s by the evaluator" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/g1.txt -o $tmp/d2.json
-  if [ "$obj1" = "0.820404" ]; then ok external_optimum_is_the_decoded_plans_time; else bad external_optimum_is_the_decoded_plans_time "glpsol: $obj1"; fi
+  if [ "$obj1" = "820.404" ]; then ok external_optimum_is_the_decoded_plans_time_in_ms; else bad external_optimum_is_the_decoded_plans_time_in_ms "glpsol: $obj1 (the objective is in milliseconds)"; fi
   expect decode_wrong_file 3 "names none of the MIP's columns" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $T/plan.json
 else
   bad export_round_trip_glpsol_cbc_lp_mps_agree "glpsol or cbc is missing: run ./scripts/install-deps.sh"
@@ -189,6 +189,34 @@ fi
 expect expand_repeat 0 '"name":	"block.1"' -- $H expand --model $T/model.json
 expect expand_transformer 0 '"name":	"final_norm"' -- $H expand --model models/llama2-7b.json
 expect describe 0 "4 devices" -- $H describe --cluster $T/cluster.json --model $T/model.json
+
+# --- profile coverage (counts worked out in tests/unit/test_coverage.c)
+TP=(--profile $T/profile.json)
+expect coverage_describe_space 0 "profile coverage of the search space at gbs 8: 48 cells (layer kind x device type x tp x mbs): 4 measured, 8 derived, 36 estimated" \
+  -- $H describe --model $T/model.json --cluster $T/cluster.json "${TP[@]}" --gbs 8
+expect coverage_describe_groups 0 "profile coverage of the search space's tp degrees: 12 cells (layer kind x device type x tp): 3 measured, 0 derived, 9 estimated" \
+  -- $H describe --model $T/model.json --cluster $T/cluster.json "${TP[@]}"
+expect coverage_describe_row 0 "  kind block                    16         3        5          8" \
+  -- $H describe --model $T/model.json --cluster $T/cluster.json "${TP[@]}" --gbs 8
+expect coverage_describe_gbs_alone 2 "--gbs counts the coverage of a search space" -- $H describe --model $T/model.json --gbs 8
+expect coverage_evaluate 0 "profile coverage of the plan: 6 cells (layer kind x device type x tp x mbs): 2 measured, 0 derived, 4 estimated" \
+  -- $H evaluate "${tiny[@]}" "${TP[@]}" --plan $T/plan.json
+expect coverage_evaluate_no_profile 0 "profile coverage of the plan: no profile: all 6 cells" -- $H evaluate "${tiny[@]}" --plan $T/plan.json
+expect coverage_evaluate_json 0 '"estimated_cells":' -- $H evaluate "${tiny[@]}" "${TP[@]}" --plan $T/plan.json --json
+expect coverage_evaluate_strict 3 "--strict-profile: 4 of the 6 cells of the plan are estimated, not measured (profile 'examples/tiny/profile.json'): embed on fast at tp 1, embed on slow at tp 1, head on fast at tp 1, head on slow at tp 1" \
+  -- $H evaluate "${tiny[@]}" "${TP[@]}" --plan $T/plan.json --strict-profile
+expect coverage_plan_stderr 0 "profile coverage of the search space at gbs 8: 48 cells" -- $H plan "${tiny[@]}" "${TP[@]}" -o $tmp/cov.json
+if grep -q '"profile_coverage"' $tmp/cov.json && grep -q '"scope":	"plan"' $tmp/cov.json; then ok coverage_in_plan_file
+else bad coverage_in_plan_file "no plan-scope profile_coverage in $tmp/cov.json"; fi
+expect coverage_plan_strict_refuses 3 "--strict-profile: 36 of the 48 cells of the search space at gbs 8 are estimated" -- $H plan "${tiny[@]}" "${TP[@]}" --strict-profile
+expect coverage_plan_strict_no_profile 3 "(no --profile given)" -- $H plan "${tiny[@]}" --strict-profile
+expect coverage_plan_strict_amp_passes 0 "0 estimated" -- $H plan "${AMP[@]}" --strict-profile -o /dev/null
+expect coverage_amp_evaluate_measured 0 "profile coverage of the plan: 30 cells (layer kind x device type x tp x mbs): 30 measured, 0 derived, 0 estimated" \
+  -- $H evaluate "${SIMP[@]}"
+expect profile_of_another_model_refused 3 "profile 'models/transgan-amp.profile.json' matches none of the layer kinds of model 'gpt2-amp'" \
+  -- $H plan --model models/gpt2-amp.json --cluster models/amp-hetero.json --profile models/transgan-amp.profile.json --gbs 32
+expect profile_of_other_devices_refused 3 "matches none of the device types of cluster 'pipette-high-16x8-a100'" \
+  -- $H describe --model models/gpt2-amp.json --cluster models/pipette-high-16x8-a100.json --profile models/gpt2-amp.profile.json
 
 # --- every malformed input: exit code and message
 while IFS='|' read -r file kind code text; do

@@ -15,6 +15,9 @@
 
 #define MAX_TESTS 512
 #define TEST_TIMEOUT_S 120
+#ifndef HARNESS_NAME
+#define HARNESS_NAME "unit"   /* the name of the closing line; tests/profiler builds another */
+#endif
 #define EXIT_SKIP 77        /* a child that skipped itself */
 
 static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
@@ -113,7 +116,7 @@ int main(int argc, char **argv)
     printf("harness: no test matched '%s'\n", filter ? filter : "");
     return 2;
   }
-  if (skipped) printf("unit: %d skipped\n", skipped);
-  printf("unit: %d passed, %d failed\n", passed, failed);
+  if (skipped) printf(HARNESS_NAME ": %d skipped\n", skipped);
+  printf(HARNESS_NAME ": %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -99,9 +99,12 @@ TEST(layer_time_profiled_adds_no_tp_term_and_recompute_scales_it)
 
 TEST(layer_time_ignores_profile_types_the_cluster_lacks)
 {
+  /* (a profile with no entry for the cluster's types at all is an error: test_coverage.c) */
   hp_problem *p = with_profile(
-    "{ \"kind\": \"block\", \"type\": \"H100\", \"tp\": 1, \"mbs\": 1, \"seconds\": 1 }");
+    "{ \"kind\": \"block\", \"type\": \"H100\", \"tp\": 1, \"mbs\": 1, \"seconds\": 1 },"
+    "{ \"kind\": \"head\", \"type\": \"slow\", \"tp\": 1, \"mbs\": 1, \"seconds\": 1 }");
   CHECK(!hp_layer_time_profiled(p, 1, 0, 1));
   CHECK_NEAR(hp_layer_time(p, 1, 0, 1, 1, 0, 0), 4e12 / 5e13, REL);
+  CHECK(hp_layer_time_profiled(p, 3, 1, 1));
   hp_problem_destroy(&p);
 }

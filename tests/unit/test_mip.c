@@ -6,6 +6,7 @@
 
 #include "harness.h"
 #include "fixtures.h"
+#include "random_instance.h"
 #include "../../solvers/search.h"
 
 static const char model6z[] =
@@ -103,7 +104,7 @@ static hp_sol_status solve(backend_fn be, const hp_problem *p, const hp_plan *tm
     }
   }
   if (be(m, x0, &lim, 60, INFINITY, &sol, &d)) fprintf(stderr, "  backend: %s\n", d.msg);
-  *obj = sol.obj;
+  *obj = sol.obj * m->obj_scale;
   *eval_time = INFINITY;
   if (sol.x) {
     hp_eval e = {0};
@@ -188,85 +189,96 @@ TEST(mip_proves_infeasibility_when_nothing_fits)
   check_case(0.02, 2, 1, 2, 1, 8, dev, INFEASIBLE);
 }
 
-/* Brute force over every placement of configuration c: the minimum evaluator time over
- * orders of the TP groups x partitions x recompute x sharding (INFINITY if none fits). */
-static double brute_config(const hp_problem *p, const hp_config *c)
-{
-  int groups[8], order[8], ng = hp__tp_groups(p, c->tp, groups);
-  hp_plan *pl = NULL;
-  double best = INFINITY;
-  long fit;
-  hp_diag d = {0};
-  hp__plan_for(p, c, &pl, &d);
-  for (int i = 0; i < ng; i++) order[i] = i;
-  do {
-    hp__place_groups(pl, groups, order);
-    double b = brute(p, pl, &fit);
-    if (b < best) best = b;
-  } while (hp__next_perm(order, ng));
-  hp_plan_destroy(&pl);
-  return best;
-}
-
-/* The relaxation of configuration c (types or nodes) solved by a backend: its optimum,
- * INFINITY if infeasible. */
-static double relaxation(backend_fn be, const hp_problem *p, const hp_config *c, int by_node)
+/* The pattern MIP of configuration c solved by a backend: its optimum (seconds),
+ * INFINITY if infeasible, NAN if the backend did not finish. */
+static double pattern_mip(backend_fn be, const hp_problem *p, const hp_classes *cl, const hp_config *c)
 {
   hp_plan *pl = NULL;
+  hp_patterns pt;
   hp_mip *m = NULL;
-  hp_mip_map map;
+  hp_mip_pmap map;
   hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
   hp_limits lim;
   hp_diag d = {0};
-  double v;
+  double v = NAN;
   hp_limits_init(&lim);
-  hp__plan_for(p, c, &pl, &d);
-  hp_plan_place_in_order(pl);
-  if (hp_mip_build_bound(p, pl, by_node, &m, &map, &d) || be(m, NULL, &lim, 60, INFINITY, &sol, &d))
-    fprintf(stderr, "  relaxation: %s\n", d.msg);
-  v = sol.status == HP_SOL_OPTIMAL ? sol.obj : sol.status == HP_SOL_INFEASIBLE ? INFINITY : NAN;
+  lim.gap = 1e-9;
+  memset(&pt, 0, sizeof pt);
+  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d) ||
+      hp_mip_build_pattern(p, &pt, &m, &map, &d) || be(m, NULL, &lim, 60, INFINITY, &sol, &d))
+    fprintf(stderr, "  pattern MIP: %s\n", d.msg);
+  else if (sol.status == HP_SOL_OPTIMAL || (sol.status == HP_SOL_FEASIBLE && sol.bound >= sol.obj * (1 - 1e-8)))
+    v = sol.obj * m->obj_scale;
+  else if (sol.status == HP_SOL_INFEASIBLE)
+    v = INFINITY;
   free(sol.x);
   hp_mip_destroy(&m);
-  hp_mip_map_release(&map);
+  hp_mip_pmap_release(&map);
+  hp_patterns_release(&pt);
   hp_plan_destroy(&pl);
   return v;
 }
 
-/* Both relaxations bound every placement of every configuration from below (brute force
- * over placements, partitions, recompute and sharding), and are infeasible exactly where
- * nothing fits, on a two-node, two-kind cluster with memory binding, free and too small;
- * the node relaxation is never weaker than the type relaxation. */
-TEST(relaxations_bound_every_placement_of_every_configuration)
+/* The pattern DP's bound of configuration c (exact count of groups). */
+static double pattern_dp(const hp_problem *p, const hp_classes *cl, const hp_config *c)
 {
-  static const double mems[] = { 0.3, 64, 0.02 };
+  hp_plan *pl = NULL;
+  hp_patterns pt;
+  hp_pat_opts o;
+  hp_pat_result r;
+  hp_diag d = {0};
+  double v = NAN;
+  hp__plan_for(p, c, &pl, &d);
+  hp_patterns_build(p, cl, pl, &pt, &d);
+  hp__pat_opts_init(&o);
+  o.exact = 1;
+  if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) v = r.bound;
+  hp__pat_result_release(&r);
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+  return v;
+}
+
+/* On 60 random tiny heterogeneous instances, every configuration: the pattern MIP's
+ * optimum (GLPK and CBC) is a bound (never above the least time of any plan, found by
+ * enumerating every placement, partition, recompute and sharding choice), is never below
+ * the pattern DP's bound (the DP relaxes the MIP), and the two backends agree. */
+TEST(pattern_mip_bounds_brute_force_and_the_dp_on_60_random_instances)
+{
   backend_fn bes[2];
-  int nb = backends(bes), built = (bes[0] != NULL) + (bes[1] != NULL);
-  for (int k = 0; k < 3; k++) {
-    hp_problem *p = fx_problem(model6z, cluster(mems[k]), NULL, 8, HP_1F1B);
+  int nb = backends(bes), checked = 0, equal = 0;
+  for (unsigned long seed = 101; seed <= 160; seed++) {
+    char what[256];
+    hp_problem *p = ri_problem(seed, what, sizeof what);
+    hp_classes cl;
     hp_config *cfg = NULL;
-    int n = hp__configs(p, &cfg), checked = 0;
-    CHECK(n > 0);
+    hp_diag d = {0};
+    int n = hp__configs(p, &cfg);
+    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
     for (int i = 0; i < n; i++) {
-      double bf = brute_config(p, &cfg[i]);
+      double bf = ri_brute_config(p, &cfg[i]), dpb = pattern_dp(p, &cl, &cfg[i]), v[2] = { NAN, NAN };
       for (int b = 0; b < nb; b++) {
-        backend_fn be = bes[b];
-        if (!be) continue;
-        double ty = relaxation(be, p, &cfg[i], 0), nd = relaxation(be, p, &cfg[i], 1);
-        CHECK(!isnan(ty) && !isnan(nd));       /* both solved to the end */
-        if (!(ty <= bf * (1 + 1e-7)) || !(nd <= bf * (1 + 1e-7)) || !(nd >= ty * (1 - 1e-7)))
-          fprintf(stderr, "  mem %g pp %d tp %d dp %d mbs %d: type %g node %g brute %g\n", mems[k],
-                  cfg[i].pp, cfg[i].tp, cfg[i].dp, cfg[i].mbs, ty, nd, bf);
-        CHECK(ty <= bf * (1 + 1e-7));
-        CHECK(nd <= bf * (1 + 1e-7));
-        CHECK(nd >= ty * (1 - 1e-7));
-        CHECK(isfinite(ty) == isfinite(bf));
+        if (!bes[b]) continue;
+        v[b] = pattern_mip(bes[b], p, &cl, &cfg[i]);
+        if (!(v[b] <= bf * (1 + 1e-7) + 1e-9) || !(v[b] >= dpb * (1 - 1e-6) - 1e-9) ||
+            isinf(v[b]) != isinf(bf))
+          fprintf(stderr, "  %s\n  pp %d tp %d dp %d mbs %d: %s %.9g, DP %.9g, brute %.9g\n", what,
+                  cfg[i].pp, cfg[i].tp, cfg[i].dp, cfg[i].mbs, backend_names[b], v[b], dpb, bf);
+        CHECK(!isnan(v[b]));                        /* solved to the end */
+        CHECK(v[b] <= bf * (1 + 1e-7) + 1e-9);      /* a bound */
+        CHECK(v[b] >= dpb * (1 - 1e-6) - 1e-9);     /* at least the DP's */
+        CHECK(isinf(v[b]) == isinf(bf));            /* infeasible exactly when nothing fits */
         checked++;
+        equal += isfinite(bf) && v[b] >= bf * (1 - 1e-7);
       }
+      if (bes[0] && bes[1] && isfinite(v[0])) CHECK_NEAR(v[0], v[1], 1e-6);
     }
-    CHECK(checked == built * n);
     free(cfg);
+    hp_classes_release(&cl);
     hp_problem_destroy(&p);
   }
+  fprintf(stderr, "  %d solves, %d equal to the brute-force optimum\n", checked, equal);
+  CHECK(checked > 0);
 }
 
 TEST(mip_lp_and_mps_writers_name_every_column_and_row)
@@ -302,12 +314,12 @@ TEST(mip_lp_and_mps_writers_name_every_column_and_row)
 #include <pthread.h>
 
 /* A GLPK solve of the relaxation of one configuration, for a thread. */
-typedef struct glpk_job { const hp_problem *p; hp_config c; int by_node; double v; } glpk_job;
+typedef struct glpk_job { const hp_problem *p; const hp_classes *cl; hp_config c; double v; } glpk_job;
 
 static void *glpk_thread(void *arg)
 {
   glpk_job *j = arg;
-  for (int rep = 0; rep < 3; rep++) j->v = relaxation(hp__glpk_solve_mip, j->p, &j->c, j->by_node);
+  for (int rep = 0; rep < 3; rep++) j->v = pattern_mip(hp__glpk_solve_mip, j->p, j->cl, &j->c);
   return NULL;
 }
 #endif
@@ -321,10 +333,13 @@ TEST(glpk_solves_in_two_threads_at_once)
 #else
   hp_problem *p = fx_problem(model6z, cluster(0.3), NULL, 8, HP_1F1B);
   hp_config *cfg = NULL;
+  hp_classes cl;
+  hp_diag d = {0};
   int n = hp__configs(p, &cfg);
   CHECK(n >= 2);
-  glpk_job a = { p, cfg[0], 1, NAN }, b = { p, cfg[n - 1], 0, NAN };
-  double va = relaxation(hp__glpk_solve_mip, p, &a.c, 1), vb = relaxation(hp__glpk_solve_mip, p, &b.c, 0);
+  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+  glpk_job a = { p, &cl, cfg[0], NAN }, b = { p, &cl, cfg[n - 1], NAN };
+  double va = pattern_mip(hp__glpk_solve_mip, p, &cl, &a.c), vb = pattern_mip(hp__glpk_solve_mip, p, &cl, &b.c);
   pthread_t ta, tb;
   CHECK(pthread_create(&ta, NULL, glpk_thread, &a) == 0);
   CHECK(pthread_create(&tb, NULL, glpk_thread, &b) == 0);
@@ -333,6 +348,7 @@ TEST(glpk_solves_in_two_threads_at_once)
   CHECK(!isnan(va) && !isnan(vb));
   CHECK(a.v == va);
   CHECK(b.v == vb);
+  hp_classes_release(&cl);
   free(cfg);
   hp_problem_destroy(&p);
 #endif

@@ -1,0 +1,255 @@
+/* mip_pattern.c -- the pattern MIP (hp_mip.h): the pattern relaxation of one
+ * configuration as a mixed-integer program, placement inside it as counts of TP groups
+ * per node class. The same figures as the pattern DP (hp_pattern.h), reached the other
+ * way: where the DP prices sharding by the least fraction and counts groups by state or
+ * by prices, the program chooses every layer's sharding and every stage's counts, so its
+ * optimum is never below the DP's bound; both bound every plan. Conditional rows carry
+ * big-M constants from the largest value their right side can take. Times in
+ * milliseconds, memory in GiB. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mip_internal.h"
+
+void hp_mip_pmap_release(hp_mip_pmap *map)
+{
+  if (!map) return;
+  hp_mip_map_release(&map->base);
+  free(map->kind);
+  free(map->count);
+  memset(map, 0, sizeof *map);
+}
+
+void hp_mip_decode_pattern(const hp_mip_pmap *map, const double *x, int *kind, int *count)
+{
+  int pp = map->base.pp, K = map->n_kind, C = map->n_cls;
+  for (int s = 0; s < pp; s++) {
+    kind[s] = 0;
+    for (int k = 0; k < K; k++)
+      if (x[map->kind[s * K + k]] > 0.5) kind[s] = k;
+    for (int c = 0; c < C; c++) count[s * C + c] = (int)lround(x[map->count[s * C + c]]);
+  }
+}
+
+/* Adds the presence of class c in stage s (the sum of the kinds holding it), times v. */
+static void add_presence(rowb *r, const hp_patterns *pt, const hp_mip_pmap *map, int s, int c,
+                         double v)
+{
+  for (int k = 0; k < pt->n_kind; k++)
+    if (pt->kind[k].mask >> c & 1) rb_add(r, map->kind[s * pt->n_kind + k], v);
+}
+
+/* Adds class c's compute of stage s (with recompute), times sign, milliseconds. */
+static void add_compute(rowb *r, const hp_costs *tab, int s, int c, const int *x, const int *v,
+                        double sign)
+{
+  double rc = hp_cost_recompute(1, 1) - 1;
+  int L = tab->n_layers, pp = tab->pp;
+  for (int l = 0; l < L; l++) {
+    double t = hp_costs_time(tab, c, l) * HP_MIP_MS;
+    rb_add(r, x[l * pp + s], sign * t);
+    if (v[l * pp + s] >= 0) rb_add(r, v[l * pp + s], sign * t * rc);
+  }
+}
+
+hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mip **out,
+                            hp_mip_pmap *map, hp_diag *d)
+{
+  const hp_costs *tab = &pt->tab;
+  int L = tab->n_layers, pp = tab->pp, dp = tab->dp, K = pt->n_kind, C = pt->n_cls;
+  double rc = hp_cost_recompute(1, 1) - 1, sum_param = 0, sum_grad = 0, max_out = 0;
+  hp_mip *m = NULL;
+  int *x = hp__calloc((size_t)L * pp, sizeof *x), *v = hp__calloc((size_t)L * pp, sizeof *v);
+  int *w = hp__calloc((size_t)L * pp, sizeof *w), *tmax = hp__calloc((size_t)pp, sizeof *tmax);
+  int *tmin = hp__calloc((size_t)pp, sizeof *tmin), *g = hp__calloc((size_t)pp, sizeof *g);
+  int *e = hp__calloc((size_t)pp, sizeof *e);
+  double *bigc = hp__calloc((size_t)C, sizeof *bigc);
+  rowb r = {0};
+  hp_err err = HP_OK;
+
+  *out = NULL;
+  memset(map, 0, sizeof *map);
+  (void)prob;
+  if (pp > L) { err = hp_fail(d, HP_PLAN, "MIP: pp %d exceeds the %d layers", pp, L); goto done; }
+  map->n_kind = K;
+  map->n_cls = C;
+  map->kind = hp__calloc((size_t)pp * K + 1, sizeof *map->kind);
+  map->count = hp__calloc((size_t)pp * C + 1, sizeof *map->count);
+  if (!x || !v || !w || !tmax || !tmin || !g || !e || !bigc || !map->kind || !map->count ||
+      hp_mip_create(&m, d) || hp__mip_stages(m, &r, L, pp, dp, 1, &map->base, x, v, w)) {
+    err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP");
+    goto done;
+  }
+  m->obj_scale = 1 / HP_MIP_MS;
+  for (int l = 0; l < L; l++) {
+    sum_param += tab->layer[l].param;
+    sum_grad += tab->layer[l].grad;
+    if (tab->layer[l].out > max_out) max_out = tab->layer[l].out;
+  }
+
+  /* Kinds and counts. */
+  for (int s = 0; s < pp; s++) {
+    for (int k = 0; k < K; k++) {
+      map->kind[s * K + k] = col(m, 0, 1, 1, 0, "kappa_s%d_k%d", s, k);
+      rb_add(&r, map->kind[s * K + k], 1);
+    }
+    rb_emit(m, &r, 'E', 1, "kind_s%d", s);
+    for (int c = 0; c < C; c++) {
+      int cap = dp < pt->groups[c] ? dp : pt->groups[c];
+      int n = map->count[s * C + c] = col(m, 0, cap, 1, 0, "n_s%d_c%d", s, c);
+      rb_add(&r, n, 1);                       /* present: at least one group */
+      add_presence(&r, pt, map, s, c, -1);
+      rb_emit(m, &r, 'G', 0, "nlo_s%d_c%d", s, c);
+      rb_add(&r, n, 1);                       /* absent: none */
+      add_presence(&r, pt, map, s, c, -cap);
+      rb_emit(m, &r, 'L', 0, "nhi_s%d_c%d", s, c);
+    }
+    for (int c = 0; c < C; c++) rb_add(&r, map->count[s * C + c], 1);
+    rb_emit(m, &r, 'E', dp, "groups_s%d", s);
+  }
+  for (int c = 0; c < C; c++) {
+    for (int s = 0; s < pp; s++) rb_add(&r, map->count[s * C + c], 1);
+    rb_emit(m, &r, 'E', pt->groups[c], "supply_c%d", c);
+  }
+
+  /* Gathers: g_s >= gather at the kind's bandwidth (no sharding when dp = 1). */
+  for (int s = 0; s < pp; s++) {
+    g[s] = -1;
+    if (dp <= 1) continue;
+    g[s] = col(m, 0, INFINITY, 0, 0, "g_s%d", s);
+    for (int k = 0; k < K; k++) {
+      double gam = hp_cost_gather(1, dp, pt->kind[k].bdp) * HP_MIP_MS, big = gam * sum_param;
+      rb_add(&r, g[s], 1);
+      for (int l = 0; l < L; l++) rb_add(&r, w[l * pp + s], -gam * tab->layer[l].param);
+      rb_add(&r, map->kind[s * K + k], -big);
+      rb_emit(m, &r, 'G', -big, "gather_s%d_k%d", s, k);
+    }
+  }
+
+  /* Stage times: the slowest class present and a fastest one (chosen). */
+  for (int c = 0; c < C; c++) {
+    double worst_gather = 0;
+    for (int l = 0; l < L; l++) bigc[c] += hp_costs_time(tab, c, l) * (1 + rc) * HP_MIP_MS;
+    for (int k = 0; k < K; k++) {
+      double gam = hp_cost_gather(1, dp, pt->kind[k].bdp) * HP_MIP_MS * sum_param;
+      if (dp > 1 && gam > worst_gather) worst_gather = gam;
+    }
+    bigc[c] += worst_gather;
+  }
+  for (int s = 0; s < pp; s++) {
+    tmax[s] = col(m, 0, INFINITY, 0, 0, "tmax_s%d", s);
+    tmin[s] = C > 1 ? col(m, 0, INFINITY, 0, 0, "tmin_s%d", s) : tmax[s];
+    for (int c = 0; c < C; c++) {
+      rb_add(&r, tmax[s], 1);
+      add_compute(&r, tab, s, c, x, v, -1);
+      rb_add(&r, g[s], -1);
+      add_presence(&r, pt, map, s, c, -bigc[c]);
+      rb_emit(m, &r, 'G', -bigc[c], "tmax_s%d_c%d", s, c);
+    }
+    if (C == 1) {
+      /* one class: the stage time itself (tmax >= it; the objective holds it down) */
+      continue;
+    }
+    int q[HP_PATTERN_MAX_CLASSES];
+    for (int c = 0; c < C; c++) {
+      q[c] = col(m, 0, 1, 1, 0, "fast_s%d_c%d", s, c);
+      rb_add(&r, q[c], 1);                    /* only a class that is present */
+      add_presence(&r, pt, map, s, c, -1);
+      rb_emit(m, &r, 'L', 0, "fastp_s%d_c%d", s, c);
+      rb_add(&r, tmin[s], 1);
+      add_compute(&r, tab, s, c, x, v, -1);
+      rb_add(&r, g[s], -1);
+      rb_add(&r, q[c], -bigc[c]);
+      rb_emit(m, &r, 'G', -bigc[c], "tmin_s%d_c%d", s, c);
+    }
+    for (int c = 0; c < C; c++) rb_add(&r, q[c], 1);
+    rb_emit(m, &r, 'E', 1, "fast_s%d", s);
+  }
+
+  /* Hand-offs: the bound of the two kinds around each boundary. */
+  for (int s = 0; s + 1 < pp; s++) {
+    e[s] = col(m, 0, INFINITY, 0, 0, "e_s%d", s);
+    for (int a = 0; a < K; a++)
+      for (int b = 0; b < K; b++) {
+        size_t ix = (size_t)a * K + b;
+        if (!(pt->hbw[ix] > 0)) {             /* no placement has that pair */
+          rb_add(&r, map->kind[s * K + a], 1);
+          rb_add(&r, map->kind[(s + 1) * K + b], 1);
+          rb_emit(m, &r, 'L', 1, "nopair_s%d_%d_%d", s, a, b);
+          continue;
+        }
+        double lat = hp_cost_handoff(0, tab->mbs, tab->tp, pt->hbw[ix], pt->hlat[ix]) * HP_MIP_MS;
+        double big = hp_cost_handoff(max_out, tab->mbs, tab->tp, pt->hbw[ix], pt->hlat[ix]) * HP_MIP_MS;
+        rb_add(&r, e[s], 1);
+        for (int l = 0; l + 1 < L; l++) {
+          double h = hp_cost_handoff(tab->layer[l].out, tab->mbs, tab->tp, pt->hbw[ix], 0) * HP_MIP_MS;
+          rb_add(&r, map->base.u[l * pp + s], -h);
+          rb_add(&r, map->base.u[(l + 1) * pp + s], h);
+        }
+        rb_add(&r, map->kind[s * K + a], -big);
+        rb_add(&r, map->kind[(s + 1) * K + b], -big);
+        rb_emit(m, &r, 'G', lat - 2 * big, "hand_s%d_%d_%d", s, a, b);
+      }
+  }
+
+  /* T >= (gas - 1) t_max(s*) + t_max(s*) + sum_{s != s*} t_min(s) + sum e, every s*. */
+  map->base.obj_pipe = col(m, 0, INFINITY, 0, 1, "T");
+  for (int st = 0; st < pp; st++) {
+    rb_add(&r, map->base.obj_pipe, 1);
+    rb_add(&r, tmax[st], -hp_cost_replica(tab->gas, 1, 0, 0) - 1);
+    for (int s = 0; s < pp; s++) {
+      if (s != st) rb_add(&r, tmin[s], -1);
+      if (s + 1 < pp) rb_add(&r, e[s], -1);
+    }
+    rb_emit(m, &r, 'G', 0, "pipe_s%d", st);
+  }
+
+  /* Q >= the sync bound of the stage's kind. */
+  map->base.obj_sync = col(m, 0, INFINITY, 0, 1, "Q");
+  for (int s = 0; s < pp && dp > 1; s++)
+    for (int k = 0; k < K; k++) {
+      const hp_stage_kind *kd = &pt->kind[k];
+      double aG = hp_cost_sync(1, 0, dp, kd->bdp, 0) * HP_MIP_MS;
+      double aZ = hp_cost_sync(0, 1, dp, kd->bdp, 0) * HP_MIP_MS;
+      double c0 = hp_cost_sync(0, 0, dp, kd->bdp, kd->latdp) * HP_MIP_MS, big = aG * sum_grad + c0;
+      rb_add(&r, map->base.obj_sync, 1);
+      for (int l = 0; l < L; l++) {
+        rb_add(&r, x[l * pp + s], -aG * tab->layer[l].grad);
+        rb_add(&r, w[l * pp + s], (aG - aZ) * tab->layer[l].grad);
+      }
+      rb_add(&r, map->kind[s * K + k], -big);
+      rb_emit(m, &r, 'G', c0 - big, "sync_s%d_k%d", s, k);
+    }
+
+  /* Memory against the smallest capacity of the kind's classes. */
+  for (int s = 0; s < pp; s++) {
+    int maxima[3];
+    double worst;
+    hp__mip_memory_maxima(m, &r, tab, s, &map->base, x, v, w, maxima, &worst);
+    for (int k = 0; k < K; k++) {
+      double cap = pt->kind[k].cap * HP_MIP_GIB, big = worst > cap ? worst - cap : 0;
+      hp__mip_memory_row(&r, tab, s, x, v, w, maxima);
+      rb_add(&r, map->kind[s * K + k], big);
+      rb_emit(m, &r, 'L', cap + big, "mem_s%d_k%d", s, k);
+    }
+  }
+  if (m->failed) err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP");
+done:
+  free(r.idx);
+  free(r.val);
+  free(x);
+  free(v);
+  free(w);
+  free(tmax);
+  free(tmin);
+  free(g);
+  free(e);
+  free(bigc);
+  if (err) {
+    hp_mip_destroy(&m);
+    hp_mip_pmap_release(map);
+  }
+  *out = m;
+  return err;
+}

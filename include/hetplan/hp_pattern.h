@@ -1,0 +1,54 @@
+/* hp_pattern.h -- stage patterns: what a search that leaves the placement open needs to
+ * know about one configuration (pp, tp, dp, mbs). A stage's dp TP groups either sit on
+ * one node of a class ("single") or span nodes, with TP groups of one class ("multi") or
+ * of several ("mixed"); a stage's *kind* is that choice and the set of classes present.
+ * For each kind these tables give figures that no placement of that kind beats: the least
+ * layer time of each class over the links its TP groups can have, the smallest capacity
+ * present, an upper bound on the replica-group bandwidth and a lower bound on its latency,
+ * and, per pair of consecutive kinds, the best hand-off link. Where classes are exact and
+ * a stage's replicas are alike (one node each, or one class), the figures are the
+ * evaluator's own, so bounds built on them are tight there. The pattern DP
+ * (solvers/pattern_dp.c) and the pattern MIP (formulation/mip_pattern.c) read them. */
+#ifndef HP_PATTERN_H
+#define HP_PATTERN_H
+
+#include "hp_classes.h"
+#include "hp_cost.h"
+
+/* Classes a pattern search distinguishes; more are merged by type (hp_classes_build). */
+#define HP_PATTERN_MAX_CLASSES 6
+
+typedef struct hp_stage_kind {
+  unsigned mask;       /* the classes present, bit c for class c */
+  int single;          /* every TP group of the stage on one node (one class) */
+  double cap;          /* least capacity less reserve among the classes present, bytes */
+  double bdp, latdp;   /* Bdp <= bdp and latdp >= latdp for every placement of the kind
+                        * (0 when dp = 1) */
+} hp_stage_kind;
+
+typedef struct hp_patterns {
+  const hp_classes *cls;  /* borrowed */
+  int n_cls;
+  hp_costs tab;        /* the configuration's tables; tab.time holds each class's least
+                        * layer times (class c at row c), before recompute */
+  int *groups;         /* [n_cls] TP groups of each class */
+  int *per_node;       /* [n_cls] most TP groups one node of the class holds */
+  int n_kind;
+  hp_stage_kind *kind;
+  double *hbw, *hlat;  /* [n_kind * n_kind] best hand-off link from a stage of kind a to
+                        * the next of kind b: no pairing of their replicas does better */
+} hp_patterns;
+
+/* The patterns of `shape`'s configuration (pp, tp, dp, mbs, gas, schedule). */
+hp_err hp_patterns_build(const hp_problem *p, const hp_classes *cls, const hp_plan *shape,
+                         hp_patterns *out, hp_diag *d);
+void hp_patterns_release(hp_patterns *pt);
+
+/* A lower bound on e[s, r] for every replica r when stage s of kind a ends with layer
+ * `last` and stage s + 1 has kind b (INFINITY where no placement has that pair). */
+double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last);
+
+/* The kind of a stage with that class mask and single flag, or -1. */
+int hp_patterns_find(const hp_patterns *pt, unsigned mask, int single);
+
+#endif

@@ -1,0 +1,181 @@
+/* pattern_decode.c -- a real plan from a pattern sequence: how many TP groups of each
+ * class every stage takes, which groups, and the layer split. Counts follow the kinds
+ * (a single-class stage takes dp groups of its class, a mixed stage one of each class
+ * and the rest from its classes with the most groups left); where a priced (Lagrangian)
+ * sequence asks more of a class than it has, other classes fill in, so the plan is always
+ * a plan. A single-node stage takes the node of its class that fits it most tightly; a
+ * stage that spans nodes takes whole nodes first, so that few replica groups share a
+ * node's network. A stage's groups go to replicas fastest first to the replica whose
+ * pipeline time so far is largest, so that the slow groups of mixed stages fall on
+ * different replicas (the bound assumes the replica with a stage's slowest slot is fast
+ * elsewhere). The layer DP then splits the layers exactly for that placement. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+
+/* Counts per stage and class, n[s * C + c], summing to dp per stage and to the class's
+ * groups over the stages. */
+static void counts(const hp_patterns *pt, const hp_pat_result *r, int pp, int dp, int *n)
+{
+  int C = pt->n_cls, *left = hp__calloc((size_t)C, sizeof *left);
+  if (!left) return;
+  for (int c = 0; c < C; c++) left[c] = pt->groups[c];
+  memset(n, 0, (size_t)pp * C * sizeof *n);
+  for (int s = 0; s < pp; s++) {            /* each stage's minimum */
+    const hp_stage_kind *k = &pt->kind[r->kind[s]];
+    int one = __builtin_popcount(k->mask) == 1;
+    for (int c = 0; c < C; c++)
+      if (k->mask >> c & 1) {
+        int want = one ? dp : 1, take = want < left[c] ? want : left[c];
+        n[s * C + c] = take;
+        left[c] -= take;
+      }
+  }
+  for (int pass = 0; pass < 2; pass++)      /* the rest: the stage's classes, then any */
+    for (int s = 0; s < pp; s++) {
+      unsigned mask = pass ? ~0u : pt->kind[r->kind[s]].mask;
+      int have = 0;
+      for (int c = 0; c < C; c++) have += n[s * C + c];
+      while (have < dp) {
+        int best = -1;
+        for (int c = 0; c < C; c++)
+          if ((mask >> c & 1) && left[c] > 0 && (best < 0 || left[c] > left[best])) best = c;
+        if (best < 0) break;
+        n[s * C + best]++;
+        left[best]--;
+        have++;
+      }
+    }
+  free(left);
+}
+
+/* Reorders stage s's groups over the replicas: the fastest group (by its class's time
+ * for the stage's layers in the sequence) to the replica with the largest pipeline time
+ * so far ((gas-1) max + sum, load[2 r] = max, load[2 r + 1] = sum), and so on. */
+static void balance(const hp_patterns *pt, const hp_pat_result *r, int s, int dp, int *slot_node,
+                    int *slot_off, const hp_cluster *cl, const hp_classes *cs, double *load)
+{
+  int base = s * dp, L = pt->tab.n_layers;
+  long gas = pt->tab.gas;
+  double t[64];
+  int node[64], off[64], by[64], rep[64];
+  if (dp > 64) return;                    /* large replica counts: keep the order taken */
+  for (int i = 0; i < dp; i++) {
+    int c = cs->node_class[slot_node[base + i]];
+    t[i] = 0;
+    for (int l = r->first[s]; l < r->first[s + 1] && l < L; l++) t[i] += hp_costs_time(&pt->tab, c, l);
+    node[i] = slot_node[base + i];
+    off[i] = slot_off[base + i];
+    by[i] = rep[i] = i;
+  }
+  (void)cl;
+  for (int a = 1; a < dp; a++)            /* groups fastest first */
+    for (int b = a; b > 0 && t[by[b]] < t[by[b - 1]]; b--) { int x = by[b]; by[b] = by[b - 1]; by[b - 1] = x; }
+  for (int a = 1; a < dp; a++)            /* replicas by pipeline time so far, largest first */
+    for (int b = a; b > 0; b--) {
+      double vb = (gas - 1) * load[2 * rep[b]] + load[2 * rep[b] + 1];
+      double va = (gas - 1) * load[2 * rep[b - 1]] + load[2 * rep[b - 1] + 1];
+      if (vb <= va) break;
+      int x = rep[b]; rep[b] = rep[b - 1]; rep[b - 1] = x;
+    }
+  for (int i = 0; i < dp; i++) {
+    int g = by[i], q = rep[i];
+    slot_node[base + q] = node[g];
+    slot_off[base + q] = off[g];
+    if (t[g] > load[2 * q]) load[2 * q] = t[g];
+    load[2 * q + 1] += t[g];
+  }
+}
+
+hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
+                        hp_plan *pl, int *found, hp_diag *d)
+{
+  const hp_cluster *cl = p->cluster;
+  const hp_classes *cs = pt->cls;
+  int pp = pl->pp, dp = pl->dp, tp = pl->tp, C = pt->n_cls, nn = cl->n_nodes;
+  int *n = hp__calloc((size_t)pp * C, sizeof *n), *used = hp__calloc((size_t)nn, sizeof *used);
+  int *slot_node = hp__calloc((size_t)pp * dp, sizeof *slot_node);
+  int *slot_off = hp__calloc((size_t)pp * dp, sizeof *slot_off);
+  double *load = hp__calloc((size_t)dp * 2, sizeof *load);
+  hp_plan *own = NULL;
+  hp_dp_opts o;
+  double obj;
+  hp_err err = HP_OK;
+  *found = 0;
+  if (!n || !used || !slot_node || !slot_off || !load) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  if (!r->found) goto done;
+  if (r->count) memcpy(n, r->count, (size_t)pp * C * sizeof *n);
+  else counts(pt, r, pp, dp, n);
+  for (int s = 0; s < pp; s++) {
+    int r0 = 0, classes = 0;
+    for (int c = 0; c < C; c++) classes += n[s * C + c] > 0;
+    for (int c = 0; c < C; c++) {
+      int need = n[s * C + c];
+      const hp_node_class *nc = &cs->cls[c];
+      if (need == 0) continue;
+      if (classes == 1 && pt->kind[r->kind[s]].single) {   /* one node, the tightest fit */
+        int best = -1;
+        for (int i = 0; i < nc->n_nodes; i++) {
+          int nd = nc->nodes[i], fr = cl->nodes[nd].gpus / tp - used[nd];
+          if (fr >= need && (best < 0 || fr < cl->nodes[best].gpus / tp - used[best])) best = nd;
+        }
+        if (best >= 0) {
+          for (int q = 0; q < need; q++, r0++) {
+            slot_node[s * dp + r0] = best;
+            slot_off[s * dp + r0] = used[best]++;
+          }
+          continue;
+        }
+      }
+      while (need > 0) {                        /* whole nodes first: the most free */
+        int best = -1;
+        for (int i = 0; i < nc->n_nodes; i++) {
+          int nd = nc->nodes[i], fr = cl->nodes[nd].gpus / tp - used[nd];
+          if (fr > 0 && (best < 0 || fr > cl->nodes[best].gpus / tp - used[best])) best = nd;
+        }
+        if (best < 0) { err = hp_fail(d, HP_INTERNAL, "pattern decode: class %d has too few groups", c); goto done; }
+        for (int fr = cl->nodes[best].gpus / tp - used[best]; fr > 0 && need > 0; fr--, need--, r0++) {
+          slot_node[s * dp + r0] = best;
+          slot_off[s * dp + r0] = used[best]++;
+        }
+      }
+    }
+    if (r0 != dp) { err = hp_fail(d, HP_INTERNAL, "pattern decode: stage %d has %d of %d groups", s, r0, dp); goto done; }
+    balance(pt, r, s, dp, slot_node, slot_off, cl, cs, load);
+  }
+  for (int i = 0; i < pp * dp; i++)
+    for (int j = 0; j < tp; j++)
+      pl->dev[(size_t)i * tp + j] = cl->nodes[slot_node[i]].first + slot_off[i] * tp + j;
+  /* the layer DP's split (exact where the replicas of a stage are alike), or the
+   * sequence's own split and recompute flags where that is faster */
+  if ((err = hp_plan_copy(&own, pl, d))) goto done;
+  memcpy(own->first, r->first, (size_t)(pp + 1) * sizeof *own->first);
+  memcpy(own->recompute, r->rec, (size_t)pp);
+  if (r->zdp) memcpy(own->zdp, r->zdp, (size_t)pl->n_layers);
+  else memset(own->zdp, 0, (size_t)pl->n_layers);
+  hp__dp_opts_init(&o);
+  if ((err = hp__dp_split(p, pl, &o, found, &obj, NULL, d))) goto done;
+  {
+    hp_eval a = {0}, b = {0};
+    int fa = *found && hp_evaluate(p, pl, &a, NULL) == HP_OK && a.feasible;
+    int fb = hp_evaluate(p, own, &b, NULL) == HP_OK && b.feasible;
+    if (fb && (!fa || b.iteration_time < a.iteration_time)) {
+      memcpy(pl->first, own->first, (size_t)(pp + 1) * sizeof *pl->first);
+      memcpy(pl->recompute, own->recompute, (size_t)pp);
+      memcpy(pl->zdp, own->zdp, (size_t)pl->n_layers);
+      *found = 1;
+    }
+    hp_eval_release(&a);
+    hp_eval_release(&b);
+  }
+done:
+  hp_plan_destroy(&own);
+  free(n);
+  free(used);
+  free(slot_node);
+  free(slot_off);
+  free(load);
+  return err;
+}

@@ -1,0 +1,543 @@
+/* pattern_dp.c -- the pattern DP: a lower bound on the iteration time of every plan of one
+ * configuration, whatever its placement, and the plan its best pattern sequence decodes to.
+ *
+ * The layer DP of layer_dp.c, with each stage also choosing a kind (hp_pattern.h): on one
+ * node of a class, spanning nodes of one class, or mixing classes. Stage figures are the
+ * patterns' bounds. For the replica r* that holds the slowest slot of a stage s*,
+ *   T >= T[r*] + max_s sync[s] >= gas t_max(s*) + sum_{s != s*} t_min(s) + sum_s e_min(s) + Q,
+ * so with M = max_s (gas t_max(s) - t_min(s)), S = sum_s (t_min(s) + e_min(s)) and
+ * Q = max_s sync(s), every plan has T >= M + S + Q, which is monotone in (M, S, Q): the
+ * DP keeps a Pareto frontier of them per state, as the layer DP does. Where replicas of a
+ * stage are alike, M + S is the pipeline time exactly.
+ *
+ * Sharding: a stage that does not fit must shard a fraction phi >= phi_min of its
+ * parameters (states, gathered bytes and gradients are all proportional to P / t_l, so a
+ * fraction describes any set of layers up to the gather buffer, which only adds memory).
+ * Sharding more adds at least its gather to every replica's stage time and saves at most
+ * the same sync, when grad_bytes <= 2 param_bytes (cost-model.md section 3), so phi_min
+ * is the best choice for every completion; otherwise the option pairs phi_min's time
+ * with full sharding's sync, a componentwise bound. Recompute is a per-stage choice.
+ *
+ * Resources: the TP groups of each class are counted. With one class nothing is counted;
+ * with two, the state holds the stages of class 0 and the mixed stages (a feasible
+ * count exists iff a dp + m <= N0 <= a dp + m (dp - 1) at the end): exact. With more, or
+ * when the exact state is too large, a Lagrangian relaxation prices each class's groups
+ * (for every price vector the priced optimum minus the price of all groups is a bound)
+ * and the prices are searched: bisection for two classes, coordinate ascent beyond.
+ * States whose bound exceeds the cutoff are dropped. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+
+/* Points the exact state may keep, and transitions it may try, before it gives way to
+ * the Lagrangian bound; the most points any run keeps. */
+#define PAT_EXACT_POINTS 4000000L
+#define PAT_EXACT_WORK 30000000L
+#define PAT_MAX_POINTS 20000000L
+
+typedef struct ppoint {
+  double M, S, Q;
+  int prev;            /* pool index of the point this one extends, -1 at the start */
+  short start;         /* first layer of the stage this point added */
+  unsigned char kind, rec;
+} ppoint;
+
+typedef struct pplist { int n, cap, *ix; } pplist;
+
+typedef struct pdp {
+  const hp_problem *p;
+  const hp_patterns *pt;
+  const hp_pat_opts *o;
+  int L, pp, dp, C, K, R, exact;
+  long gas;
+  const double *lambda;  /* [C] prices (Lagrangian), NULL in exact mode */
+  double *pen;           /* [K] least priced cost of each kind's groups */
+  double pen_min;
+  double *pre;           /* [C][L+1] prefix sums of class times */
+  double *rest;          /* [L+1] sum over l >= i of the fastest class time */
+  double *spre, *ppre, *gpre;   /* [L+1] prefix sums of states, gathered and gradient bytes */
+  ppoint *pool;
+  long n_pool, cap_pool;
+  pplist *cur, *nxt;     /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
+  double cutoff;         /* compare priced values with it (cutoff + price of all groups) */
+  long work, max_points, max_work;  /* max_work: transitions this run may try (0: any) */
+  int stopped, overflow;
+} pdp;
+
+static double objective(const ppoint *x) { return x->M + x->S + x->Q; }
+
+static long push(pdp *c, const ppoint *pt)
+{
+  if (c->n_pool == c->cap_pool) {
+    long ncap = c->cap_pool ? c->cap_pool * 2 : 8192;
+    ppoint *np;
+    if (ncap > c->max_points) { c->overflow = 1; return -1; }
+    np = realloc(c->pool, (size_t)ncap * sizeof *np);
+    if (!np) return -2;
+    c->pool = np;
+    c->cap_pool = ncap;
+  }
+  c->pool[c->n_pool] = *pt;
+  return c->n_pool++;
+}
+
+/* Inserts unless dominated; drops the points it dominates. -1: overflow, -2: no memory. */
+static int insert(pdp *c, pplist *f, const ppoint *pt)
+{
+  int w = 0;
+  long id;
+  for (int i = 0; i < f->n; i++) {
+    const ppoint *x = &c->pool[f->ix[i]];
+    if (x->M <= pt->M && x->S <= pt->S && x->Q <= pt->Q) return 0;
+  }
+  for (int i = 0; i < f->n; i++) {
+    const ppoint *x = &c->pool[f->ix[i]];
+    if (!(pt->M <= x->M && pt->S <= x->S && pt->Q <= x->Q)) f->ix[w++] = f->ix[i];
+  }
+  f->n = w;
+  if ((id = push(c, pt)) < 0) return (int)id;
+  if (f->n == f->cap) {
+    int ncap = f->cap ? f->cap * 2 : 4;
+    int *nx = realloc(f->ix, (size_t)ncap * sizeof *nx);
+    if (!nx) return -2;
+    f->ix = nx;
+    f->cap = ncap;
+  }
+  f->ix[f->n++] = (int)id;
+  return 0;
+}
+
+/* --- Resources: state index and its change with a kind. */
+
+/* C == 2: (a, m) = stages of class 0 alone, mixed stages; b = s - a - m. */
+static int res_next(const pdp *c, int res, int kind, int s_after)
+{
+  const hp_stage_kind *k = &c->pt->kind[kind];
+  int a, m, b, n0, n1, dp = c->dp, left = c->pp - s_after;
+  if (!c->exact || c->C == 1) return 0;
+  a = res / (c->pp + 1);
+  m = res % (c->pp + 1);
+  if (k->mask == 1u) a++;
+  else if (k->mask == 3u) m++;
+  b = s_after - a - m;
+  n0 = c->pt->groups[0];
+  n1 = c->pt->groups[1];
+  /* used so far: class 0 in [a dp + m, a dp + m (dp - 1)], class 1 alike */
+  if ((long)a * dp + m > n0 || (long)b * dp + m > n1) return -1;
+  if ((long)a * dp + (long)m * (dp - 1) + (long)left * dp < n0) return -1;
+  if ((long)b * dp + (long)m * (dp - 1) + (long)left * dp < n1) return -1;
+  return a * (c->pp + 1) + m;
+}
+
+static int res_final_ok(const pdp *c, int res)
+{
+  int a, m;
+  if (!c->exact || c->C == 1) return 1;
+  a = res / (c->pp + 1);
+  m = res % (c->pp + 1);
+  return (long)a * c->dp + m <= c->pt->groups[0] &&
+         c->pt->groups[0] <= (long)a * c->dp + (long)m * (c->dp - 1);
+}
+
+/* The least priced cost of a kind's groups, and the counts that reach it (may be NULL). */
+static double kind_penalty(const pdp *c, int kind, int *count)
+{
+  const hp_stage_kind *k = &c->pt->kind[kind];
+  int n[HP_PATTERN_MAX_CLASSES] = {0}, left = c->dp;
+  double v = 0;
+  for (int x = 0; x < c->C; x++)
+    if (k->mask >> x & 1) { n[x] = 1; left--; }
+  while (left > 0) {                   /* the rest to the cheapest class with groups left */
+    int best = -1;
+    for (int x = 0; x < c->C; x++)
+      if ((k->mask >> x & 1) && n[x] < c->pt->groups[x] &&
+          (best < 0 || (c->lambda ? c->lambda[x] : 0) < (c->lambda ? c->lambda[best] : 0)))
+        best = x;
+    if (best < 0) return INFINITY;
+    n[best]++;
+    left--;
+  }
+  for (int x = 0; x < c->C; x++) {
+    if (c->lambda) v += c->lambda[x] * n[x];
+    if (count) count[x] = n[x];
+  }
+  return v;
+}
+
+/* --- One stage's option: layers i..j, a kind and the recompute flag. */
+
+typedef struct popt { double t_max, t_min, q; int ok; } popt;
+
+static void stage_option(const pdp *c, int i, int j, int kind, int rec, double mem0, double states,
+                         popt *o)
+{
+  const hp_stage_kind *k = &c->pt->kind[kind];
+  int dp = c->dp;
+  double lo = INFINITY, hi = 0, phi = 0, G = c->gpre[j + 1] - c->gpre[i];
+  double Pz = c->ppre[j + 1] - c->ppre[i], phi_sync;
+  o->ok = 0;
+  if (mem0 > k->cap) {                  /* must shard a fraction phi of the stage */
+    if (dp <= 1 || !(states > 0)) return;
+    phi = (mem0 - k->cap) / (states * (1 - 1.0 / dp));
+    if (phi > 1) return;
+  }
+  for (int x = 0; x < c->C; x++)
+    if (k->mask >> x & 1) {
+      const double *px = &c->pre[(size_t)x * (c->L + 1)];
+      double v = px[j + 1] - px[i];
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+    }
+  phi_sync = c->p->model->grad_bytes > 2 * c->p->model->param_bytes && dp > 1 ? 1 : phi;
+  double gather = phi > 0 ? hp_cost_gather(phi * Pz, dp, k->bdp) : 0;
+  o->t_max = hp_cost_recompute(hi, rec) + gather;
+  o->t_min = hp_cost_recompute(lo, rec) + gather;
+  o->q = hp_cost_sync((1 - phi_sync) * G, phi_sync * G, dp, k->bdp, k->latdp);
+  o->ok = 1;
+}
+
+/* A lower bound on any completion of a point at (stage s done, next layer i). */
+static double completion_bound(const pdp *c, const ppoint *x, int s, int i)
+{
+  double rest = c->rest[i], M = x->M;
+  int left = c->pp - s;
+  if (left > 0 && (double)(c->gas - 1) * rest / left > M) M = (double)(c->gas - 1) * rest / left;
+  return M + x->S + rest + x->Q + (left > 0 ? left * c->pen_min : 0);
+}
+
+static size_t fidx(const pdp *c, int i, int kp, int res)
+{
+  return ((size_t)i * (size_t)(c->K + 1) + (size_t)kp) * (size_t)c->R + (size_t)res;
+}
+
+static void clear(pdp *c, pplist *f)
+{
+  size_t n = (size_t)(c->L + 1) * (size_t)(c->K + 1) * (size_t)c->R;
+  for (size_t i = 0; i < n; i++) f[i].n = 0;
+}
+
+/* One DP run; the best final point's pool index in *best (-1 if none below the cutoff). */
+static hp_err run(pdp *c, long *best)
+{
+  int L = c->L, pp = c->pp, K = c->K, R = c->R;
+  size_t nf = (size_t)(L + 1) * (size_t)(K + 1) * (size_t)R;
+  double *mem0 = hp__calloc((size_t)2 * L, sizeof *mem0);   /* [rec][j] for the current i */
+  double bestv = INFINITY;
+  ppoint start = { 0, 0, 0, -1, 0, 0, 0 };
+  hp_err err = HP_OK;
+  *best = -1;
+  c->n_pool = 0;
+  c->stopped = c->overflow = 0;
+  if (!mem0) return HP_NOMEM;
+  clear(c, c->cur);
+  if (insert(c, &c->cur[fidx(c, 0, K, 0)], &start) < 0) { free(mem0); return HP_NOMEM; }
+  for (int s = 0; s < pp && !err && !c->stopped && !c->overflow; s++) {
+    clear(c, c->nxt);
+    for (int i = s; i <= L - (pp - s); i++) {
+      int any = 0;
+      for (size_t q = fidx(c, i, 0, 0); q < fidx(c, i + 1, 0, 0) && !any; q++) any = c->cur[q].n > 0;
+      if (!any) continue;
+      if ((c->work & 1023) == 0 && hp__stop_now(c->o->stop, c->o->deadline)) { c->stopped = 1; break; }
+      hp_mem_terms mt = {0};
+      int jmax = s == pp - 1 ? L - 1 : L - (pp - s);
+      for (int j = i; j <= jmax; j++) {
+        hp_costs_mem_add(&c->pt->tab, j, 0, &mt);
+        if (s == pp - 1 && j < L - 1) continue;   /* the last stage takes the rest */
+        double states = c->spre[j + 1] - c->spre[i];
+        for (int rec = 0; rec < 2; rec++)
+          mem0[rec] = hp_cost_mem_total(&mt, c->pt->tab.inflight[s], c->pt->tab.mbs, c->dp, rec);
+        for (int k = 0; k < K; k++)
+          for (int rec = 0; rec < 2; rec++) {
+            popt o;
+            stage_option(c, i, j, k, rec, mem0[rec], states, &o);
+            if (!o.ok) continue;
+            if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
+            double mterm = (double)c->gas * o.t_max - o.t_min;
+            for (int kp = 0; kp <= K; kp++) {
+              double e = 0;
+              if (s > 0) {
+                if (kp == K) continue;
+                e = hp_patterns_handoff(c->pt, kp, k, i - 1);
+                if (!isfinite(e)) continue;
+              } else if (kp != K) {
+                continue;
+              }
+              for (int res = 0; res < R; res++) {
+                pplist *from = &c->cur[fidx(c, i, kp, res)];
+                if (from->n == 0) continue;
+                int nres = res_next(c, res, k, s + 1);
+                if (nres < 0) continue;
+                if (s == pp - 1 && !res_final_ok(c, nres)) continue;
+                pplist *to = &c->nxt[fidx(c, j + 1, k, nres)];
+                for (int q = 0; q < from->n; q++) {
+                  int pi = from->ix[q];
+                  const ppoint *x = &c->pool[pi];
+                  ppoint np = { x->M > mterm ? x->M : mterm, x->S + o.t_min + e + c->pen[k],
+                                x->Q > o.q ? x->Q : o.q, pi, (short)i, (unsigned char)k,
+                                (unsigned char)(rec & 1) };
+                  if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
+                  if (completion_bound(c, &np, s + 1, j + 1) > c->cutoff * (1 + 1e-12)) continue;
+                  if (s == pp - 1 && objective(&np) < bestv) bestv = objective(&np);
+                  int r = insert(c, to, &np);
+                  if (r == -2) { err = HP_NOMEM; break; }
+                  if (r == -1) break;
+                }
+                if (err || c->overflow) break;
+              }
+              if (err || c->overflow) break;
+            }
+            if (err || c->overflow) break;
+          }
+        if (err || c->overflow) break;
+      }
+      if (err || c->overflow) break;
+    }
+    pplist *t = c->cur; c->cur = c->nxt; c->nxt = t;
+  }
+  if (!err && !c->stopped && !c->overflow)
+    for (int kp = 0; kp < K; kp++)
+      for (int res = 0; res < R; res++) {
+        const pplist *f = &c->cur[fidx(c, L, kp, res)];
+        for (int q = 0; q < f->n; q++)
+          if (*best < 0 || objective(&c->pool[f->ix[q]]) < objective(&c->pool[*best]))
+            *best = f->ix[q];
+      }
+  (void)nf;
+  free(mem0);
+  return err;
+}
+
+/* --- Set-up, the price search, and the result. */
+
+static void release(pdp *c)
+{
+  size_t nf = (size_t)(c->L + 1) * (size_t)(c->K + 1) * (size_t)c->R;
+  for (int w = 0; w < 2; w++) {
+    pplist *f = w ? c->nxt : c->cur;
+    for (size_t i = 0; f && i < nf; i++) free(f[i].ix);
+    free(f);
+  }
+  c->cur = c->nxt = NULL;
+  free(c->pool);
+  c->pool = NULL;
+  c->n_pool = c->cap_pool = 0;
+}
+
+static hp_err setup_frontiers(pdp *c)
+{
+  size_t nf = (size_t)(c->L + 1) * (size_t)(c->K + 1) * (size_t)c->R;
+  c->cur = hp__calloc(nf, sizeof *c->cur);
+  c->nxt = hp__calloc(nf, sizeof *c->nxt);
+  return c->cur && c->nxt ? HP_OK : HP_NOMEM;
+}
+
+/* Records the best sequence of a run into the result. */
+static void record(const pdp *c, long best, hp_pat_result *r)
+{
+  int s = c->pp - 1;
+  r->found = 1;
+  r->value = objective(&c->pool[best]);
+  for (long pi = best; pi >= 0 && s >= 0; s--) {
+    const ppoint *x = &c->pool[pi];
+    r->first[s] = x->start;
+    r->kind[s] = x->kind;
+    r->rec[s] = x->rec;
+    pi = x->prev;
+  }
+  r->first[c->pp] = c->L;
+}
+
+/* One priced run: returns its bound (priced optimum less the price of every group),
+ * cutoff if nothing is below it; *usage gets the best sequence's groups per class. */
+static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cutoff,
+                     double *bound, int *usage, int *done)
+{
+  double price_all = 0;
+  long best;
+  hp_err err;
+  c->lambda = lambda;
+  c->pen_min = INFINITY;
+  for (int x = 0; x < c->C; x++) price_all += lambda[x] * c->pt->groups[x];
+  for (int k = 0; k < c->K; k++) {
+    c->pen[k] = kind_penalty(c, k, NULL);
+    if (c->pen[k] < c->pen_min) c->pen_min = c->pen[k];
+  }
+  c->cutoff = cutoff + price_all;
+  if ((err = run(c, &best))) return err;
+  *done = !c->stopped && !c->overflow;
+  if (!*done) return HP_OK;
+  if (best < 0) { *bound = isfinite(cutoff) ? cutoff : INFINITY; return HP_OK; }
+  *bound = objective(&c->pool[best]) - price_all;
+  for (int x = 0; x < c->C; x++) usage[x] = 0;
+  for (long pi = best; pi >= 0; pi = c->pool[pi].prev) {
+    int cnt[HP_PATTERN_MAX_CLASSES];
+    if (c->pool[pi].prev < 0) break;     /* the start point */
+    kind_penalty(c, c->pool[pi].kind, cnt);
+    for (int x = 0; x < c->C; x++) usage[x] += cnt[x];
+  }
+  if (!r->found || *bound > r->kept) {   /* the sequence of the best price so far */
+    record(c, best, r);
+    r->kept = *bound;
+  }
+  return HP_OK;
+}
+
+/* The Lagrangian bound: the best of the priced runs over a search of prices. */
+static hp_err lagrange(pdp *c, hp_pat_result *r, double cutoff, int *done)
+{
+  double lam[HP_PATTERN_MAX_CLASSES] = {0}, v, scale = 0;
+  int use[HP_PATTERN_MAX_CLASSES], C = c->C;
+  hp_err err;
+  release(c);
+  c->exact = 0;
+  c->R = 1;
+  if ((err = setup_frontiers(c))) return err;
+  if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
+  r->bound = v;
+  if (v >= cutoff || C == 1) return HP_OK;
+  /* a price step of the order of a stage time per group */
+  scale = (isfinite(cutoff) ? cutoff : v) / (c->dp > 0 ? c->dp : 1);
+  for (int round = 0; round < (C == 2 ? 1 : 3); round++)
+    for (int x = 0; x < C - 1; x++) {
+      /* bisection on class x's price, the others fixed: the priced optimum's use of
+       * class x less its supply is a subgradient of the (concave) bound */
+      double a, b = 0, step = scale;
+      int g, dir, bracketed = 0;
+      if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
+      if (v > r->bound) r->bound = v;
+      if (r->bound >= cutoff) return HP_OK;
+      if ((g = use[x] - c->pt->groups[x]) == 0) continue;
+      dir = g > 0 ? 1 : -1;                 /* over-used: raise its price */
+      a = lam[x];
+      for (int t = 0; t < 40 && !bracketed; t++, step *= 2) {
+        b = a + dir * step;
+        lam[x] = b;
+        if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
+        if (v > r->bound) r->bound = v;
+        if (r->bound >= cutoff) return HP_OK;
+        g = use[x] - c->pt->groups[x];
+        if (g == 0 || (g > 0 ? 1 : -1) != dir) bracketed = 1; else a = b;
+      }
+      if (!bracketed || g == 0) continue;
+      for (int t = 0; t < 30; t++) {
+        lam[x] = (a + b) / 2;
+        if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
+        if (v > r->bound) r->bound = v;
+        if (r->bound >= cutoff) return HP_OK;
+        g = use[x] - c->pt->groups[x];
+        if (g == 0) break;
+        if ((g > 0 ? 1 : -1) == dir) a = lam[x]; else b = lam[x];
+      }
+    }
+  return HP_OK;
+}
+
+void hp__pat_opts_init(hp_pat_opts *o)
+{
+  memset(o, 0, sizeof *o);
+  o->cutoff = INFINITY;
+  o->deadline = INFINITY;
+  o->exact = -1;
+}
+
+void hp__pat_result_release(hp_pat_result *r)
+{
+  free(r->first);
+  free(r->kind);
+  free(r->rec);
+  free(r->count);
+  free(r->zdp);
+  memset(r, 0, sizeof *r);
+}
+
+hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pat_opts *o,
+                         hp_pat_result *r, hp_diag *d)
+{
+  const hp_costs *tab = &pt->tab;
+  pdp c;
+  hp_err err = HP_OK;
+  int L = tab->n_layers, done = 0;
+  memset(&c, 0, sizeof c);
+  memset(r, 0, sizeof *r);
+  r->bound = -INFINITY;
+  c.p = p;
+  c.pt = pt;
+  c.o = o;
+  c.L = L;
+  c.pp = tab->pp;
+  c.dp = tab->dp;
+  c.gas = tab->gas;
+  c.C = pt->n_cls;
+  c.K = pt->n_kind;
+  if (c.C > HP_PATTERN_MAX_CLASSES) return hp_fail(d, HP_INTERNAL, "pattern DP: %d classes", c.C);
+  r->first = hp__calloc((size_t)c.pp + 1, sizeof *r->first);
+  r->kind = hp__calloc((size_t)c.pp, sizeof *r->kind);
+  r->rec = hp__calloc((size_t)c.pp, sizeof *r->rec);
+  c.pen = hp__calloc((size_t)c.K + 1, sizeof *c.pen);
+  c.pre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.pre);
+  c.rest = hp__calloc((size_t)L + 1, sizeof *c.rest);
+  c.spre = hp__calloc((size_t)L + 1, sizeof *c.spre);
+  c.ppre = hp__calloc((size_t)L + 1, sizeof *c.ppre);
+  c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
+  if (!r->first || !r->kind || !r->rec || !c.pen || !c.pre || !c.rest || !c.spre || !c.ppre || !c.gpre) {
+    err = HP_NOMEM;
+    goto done;
+  }
+  if (c.pp > L || c.K == 0) { r->bound = INFINITY; r->done = 1; goto done; }   /* no kind fits */
+  for (int x = 0; x < c.C; x++)
+    for (int l = 0; l < L; l++)
+      c.pre[(size_t)x * (L + 1) + l + 1] = c.pre[(size_t)x * (L + 1) + l] + hp_costs_time(tab, x, l);
+  for (int l = L - 1; l >= 0; l--) {
+    double f = INFINITY;
+    for (int x = 0; x < c.C; x++)
+      if (pt->groups[x] > 0 && hp_costs_time(tab, x, l) < f) f = hp_costs_time(tab, x, l);
+    c.rest[l] = c.rest[l + 1] + f;
+  }
+  for (int l = 0; l < L; l++) {
+    c.spre[l + 1] = c.spre[l] + tab->layer[l].state;
+    c.ppre[l + 1] = c.ppre[l] + tab->layer[l].param;
+    c.gpre[l + 1] = c.gpre[l] + tab->layer[l].grad;
+  }
+  /* the exact count of groups where it is affordable, else (or when it gives up) prices */
+  if (o->exact != 0 && c.C <= 2) {
+    double zero[HP_PATTERN_MAX_CLASSES] = {0};
+    int use[HP_PATTERN_MAX_CLASSES];
+    double v;
+    c.exact = 1;
+    c.max_points = o->exact == 1 ? PAT_MAX_POINTS : PAT_EXACT_POINTS;
+    c.max_work = o->exact == 1 ? 0 : PAT_EXACT_WORK;
+    c.R = c.C == 2 ? (c.pp + 1) * (c.pp + 1) : 1;
+    if (!(err = setup_frontiers(&c))) {
+      err = priced(&c, zero, r, o->cutoff, &v, use, &done);
+      if (!err && done) {
+        r->bound = v;
+        r->exact = 1;
+        r->done = 1;
+        goto done;
+      }
+    }
+    if (err || c.stopped) goto done;
+    r->found = 0;                      /* the exact state was too large: prices instead */
+    r->kept = -INFINITY;
+  }
+  c.max_points = PAT_MAX_POINTS;
+  c.max_work = 0;
+  err = lagrange(&c, r, o->cutoff, &done);
+  r->done = done && !err;
+done:
+  r->work = c.work;
+  release(&c);
+  free(c.pen);
+  free(c.pre);
+  free(c.rest);
+  free(c.spre);
+  free(c.ppre);
+  free(c.gpre);
+  if (err) {
+    hp__pat_result_release(r);
+    return hp_fail(d, err, "pattern DP: %s", hp_strerror(err));
+  }
+  return HP_OK;
+}

@@ -1,0 +1,46 @@
+/* pattern_pass.c -- the pattern DP over many configurations: each gets its bound, with
+ * the best plan found so far as the cutoff (a configuration that cannot beat it is
+ * bounded at the cutoff and costs little), and each sequence found below the cutoff is
+ * decoded into a real plan and offered, which lowers the cutoff for the next. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "search.h"
+
+hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_config *cfg,
+                        const int *order, int n, const hp_limits *lim, double deadline,
+                        hp_result *out, hp_cfg_bound *b, hp_step_fn step, void *step_ctx,
+                        hp_diag *d)
+{
+  hp_err err = HP_OK;
+  for (int q = 0; q < n && !err; q++) {
+    int i = order ? order[q] : q, found = 0;
+    hp_plan *pl = NULL;
+    hp_patterns pt;
+    hp_pat_opts o;
+    hp_pat_result r;
+    if (b[i].done) continue;
+    if (hp__should_stop(lim, deadline, out)) break;
+    if ((err = hp__plan_for(p, &cfg[i], &pl, d))) break;
+    if ((err = hp_patterns_build(p, cl, pl, &pt, d))) { hp_plan_destroy(&pl); break; }
+    hp__pat_opts_init(&o);
+    o.cutoff = out->plan ? out->objective : INFINITY;
+    o.deadline = deadline;
+    o.stop = lim->stop;
+    if (!(err = hp__pattern_bound(p, &pt, &o, &r, d))) {
+      b[i].work += r.work;
+      if (r.done) {
+        b[i].done = 1;
+        b[i].bound = r.bound;
+        b[i].exact = r.exact;
+      }
+      if (r.found && !(err = hp__pattern_plan(p, &pt, &r, pl, &found, d)) && found)
+        err = hp__score_offer(p, lim, pl, out, d);
+      hp__pat_result_release(&r);
+    }
+    hp_patterns_release(&pt);
+    hp_plan_destroy(&pl);
+    if (step) step(step_ctx, q + 1);
+  }
+  return err;
+}

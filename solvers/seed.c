@@ -1,0 +1,77 @@
+/* seed.c -- plans from the fast heuristics, the starting points of the default search and
+ * the incumbents of the certificate: the exact layer DP of every configuration under
+ * the two fixed placements (Megatron order and its stage mirror), and the baselines of
+ * the literature (HetHub, SageMaker's D'Hondt, Megatron's rules, Pipette), whose plans
+ * are often better than those two placements on mixed clusters. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "search.h"
+
+typedef struct sweep {
+  const hp_problem *prob;
+  const hp_limits *lim;
+  hp_result *out;
+  double *fixed_obj;
+} sweep;
+
+/* Splits `pl` with the DP and offers the plan. With ignore_memory, the fastest split
+ * regardless of memory is offered only if it does not fit: a rejected candidate for
+ * --show-rejected. Only splits that could enter the ranking are sought. */
+static hp_err split_and_offer(const hp_problem *prob, hp_plan *pl, const hp_limits *lim,
+                              int ignore_memory, hp_result *out, double *obj, hp_diag *d)
+{
+  int k = lim->top > 0 ? lim->top : 1, n_kept = ignore_memory ? out->n_rejected : out->n_top;
+  const hp_ranked *kept = ignore_memory ? out->rejected : out->top;
+  hp_dp_opts o;
+  hp_eval e = {0};
+  int found = 0;
+  hp_err err;
+  hp__dp_opts_init(&o);
+  o.ignore_memory = ignore_memory;
+  o.cutoff = n_kept >= k ? kept[n_kept - 1].time : INFINITY;
+  *obj = INFINITY;
+  err = hp__dp_split(prob, pl, &o, &found, obj, &out->work, d);
+  if (!err && !found) *obj = INFINITY;
+  if (!err && found && !(err = hp_evaluate(prob, pl, &e, d)) && (!ignore_memory || !e.feasible))
+    err = hp_result_offer(out, lim, pl, &e, d);
+  hp_eval_release(&e);
+  return err;
+}
+
+static hp_err split_fixed(void *ctx, int i, int variant, hp_plan *pl, hp_diag *d)
+{
+  sweep *sw = ctx;
+  double obj, rej;
+  hp_err err = split_and_offer(sw->prob, pl, sw->lim, 0, sw->out, &obj, d);
+  if (sw->fixed_obj && (variant == 0 || obj < sw->fixed_obj[i])) sw->fixed_obj[i] = obj;
+  if (!err && sw->lim->keep_rejected) err = split_and_offer(sw->prob, pl, sw->lim, 1, sw->out, &rej, d);
+  return err;
+}
+
+hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
+                           double deadline, hp_result *out, double *fixed_obj, hp_diag *d)
+{
+  static const char *const baselines[] = { "hethub", "dhondt", "megatron", "megatron-params",
+                                           "pipette" };
+  sweep sw = { p, lim, out, fixed_obj };
+  hp_err err;
+  for (int i = 0; fixed_obj && i < n; i++) fixed_obj[i] = INFINITY;
+  if ((err = hp__each_fixed_placement(p, cfg, n, lim, deadline, out, split_fixed, &sw, d))) return err;
+  for (unsigned b = 0; b < sizeof baselines / sizeof *baselines && !err; b++) {
+    const hp_solver *s = hp_solver_find(baselines[b]);
+    hp_limits l = *lim;
+    hp_result r;
+    double left = deadline - hp__now();
+    if (!s || hp__should_stop(lim, deadline, out)) break;
+    l.top = 1;
+    l.keep_rejected = 0;
+    l.progress = NULL;
+    l.max_work = 0;
+    l.time_limit = isfinite(left) ? left : 0;
+    hp_result_init(&r);
+    if (s->solve(p, NULL, &l, &r, d) == HP_OK && r.plan) err = hp__score_offer(p, lim, r.plan, out, d);
+    hp_result_release(&r);
+  }
+  return err;
+}

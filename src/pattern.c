@@ -1,0 +1,184 @@
+/* pattern.c -- stage patterns of a configuration (hp_pattern.h): the kinds a stage can
+ * take, and for each the figures no placement of the kind beats. Layer times: a layer's
+ * time is monotone in the TP link's bandwidth (falling for analytic times, and for
+ * profiles above their measured micro-batch; rising below it, cost-model.md 1.1) and
+ * does not fall as latency grows, so the least time over every TP group of a class is the
+ * lesser of the times at the weakest and the strongest pair, at the least latency. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void hp_patterns_release(hp_patterns *pt)
+{
+  if (!pt) return;
+  hp_costs_release(&pt->tab);
+  free(pt->groups);
+  free(pt->per_node);
+  free(pt->kind);
+  free(pt->hbw);
+  free(pt->hlat);
+  memset(pt, 0, sizeof *pt);
+}
+
+int hp_patterns_find(const hp_patterns *pt, unsigned mask, int single)
+{
+  for (int k = 0; k < pt->n_kind; k++)
+    if (pt->kind[k].mask == mask && pt->kind[k].single == single) return k;
+  return -1;
+}
+
+double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last)
+{
+  size_t ix = (size_t)a * pt->n_kind + b;
+  if (!(pt->hbw[ix] > 0)) return INFINITY;
+  return hp_cost_handoff(pt->tab.layer[last].out, pt->tab.mbs, pt->tab.tp, pt->hbw[ix], pt->hlat[ix]);
+}
+
+/* Each class's least layer times: the tables of 2 C link endpoints, folded to C rows. */
+static hp_err class_times(const hp_problem *p, const hp_classes *cl, const hp_plan *shape,
+                          hp_patterns *pt, hp_diag *d)
+{
+  int C = cl->n, L = p->model->n_layers;
+  hp_tp_class *ends = hp__calloc((size_t)2 * C, sizeof *ends);
+  hp_err err;
+  if (!ends) return hp_fail(d, HP_NOMEM, "out of memory");
+  for (int c = 0; c < C; c++) {
+    const hp_node_class *nc = &cl->cls[c];
+    double best, lat;
+    /* a TP group's weakest pair lies between the node's weakest pair and the best a
+     * tp-subset can have; its latency is at least the least a tp-subset can have */
+    hp_classes_subset_links(p, cl, c, shape->tp, &best, &lat);
+    ends[2 * c] = (hp_tp_class){ nc->type, shape->tp > 1 ? nc->intra_bw_min : INFINITY, lat };
+    ends[2 * c + 1] = (hp_tp_class){ nc->type, best, lat };
+  }
+  err = hp_costs_build_classes(p, shape, ends, 2 * C, &pt->tab, d);
+  free(ends);
+  if (err) return err;
+  for (int c = 0; c < C; c++) {
+    for (int l = 0; l < L; l++) {
+      double a = hp_costs_time(&pt->tab, 2 * c, l), b = hp_costs_time(&pt->tab, 2 * c + 1, l);
+      pt->tab.time[(size_t)c * L + l] = a < b ? a : b;
+    }
+    pt->tab.cls[c] = pt->tab.cls[2 * c + 1];
+  }
+  pt->tab.n_class = C;
+  return HP_OK;
+}
+
+static int popcount(unsigned m) { int n = 0; for (; m; m &= m - 1) n++; return n; }
+
+static hp_err add_kind(hp_patterns *pt, int *cap, unsigned mask, int single)
+{
+  if (pt->n_kind == *cap) {
+    int ncap = *cap ? 2 * *cap : 16;
+    hp_stage_kind *nk = realloc(pt->kind, (size_t)ncap * sizeof *nk);
+    if (!nk) return HP_NOMEM;
+    pt->kind = nk;
+    *cap = ncap;
+  }
+  pt->kind[pt->n_kind++] = (hp_stage_kind){ mask, single, 0, 0, 0 };
+  return HP_OK;
+}
+
+/* The kinds of the configuration: single-node on a class whose nodes hold dp groups;
+ * spanning nodes of one class that has two or more nodes; mixed, with at most dp classes. */
+static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patterns *pt)
+{
+  int C = cl->n, cap = 0;
+  for (int c = 0; c < C; c++)
+    if (dp <= pt->per_node[c] && dp <= pt->groups[c] && add_kind(pt, &cap, 1u << c, 1)) return HP_NOMEM;
+  for (int c = 0; c < C; c++)
+    if (dp >= 2 && dp <= pt->groups[c] && cl->cls[c].n_nodes >= 2 && add_kind(pt, &cap, 1u << c, 0))
+      return HP_NOMEM;
+  for (unsigned m = 1; m < (1u << C); m++)
+    if (popcount(m) >= 2 && popcount(m) <= dp && add_kind(pt, &cap, m, 0)) return HP_NOMEM;
+  for (int k = 0; k < pt->n_kind; k++) {
+    hp_stage_kind *kd = &pt->kind[k];
+    kd->cap = INFINITY;
+    for (int c = 0; c < C; c++)
+      if (kd->mask >> c & 1) {
+        const hp_devtype *t = &p->cluster->types[cl->cls[c].type];
+        if (t->mem - t->reserved < kd->cap) kd->cap = t->mem - t->reserved;
+      }
+    if (dp == 1) continue;
+    if (kd->single) {   /* a replica group is dp GPUs of one node: no better than a dp-subset */
+      hp_classes_subset_links(p, cl, __builtin_ctz(kd->mask), dp, &kd->bdp, &kd->latdp);
+      continue;
+    }
+    /* Spanning nodes: each of the tp replica groups G(s, j) crosses nodes, so R(n) >= tp
+     * on both nodes of a crossing pair, whose shared bandwidth is then at most its link /
+     * tp. A mixed stage's replica groups hold a device of every class present, so a pair
+     * of every two of them exists: Bdp, the least over pairs, is at most the least over
+     * class pairs of their best link / tp, and latdp at least the largest of their least
+     * latencies. Spanning one class, the pair is between two of its nodes. */
+    kd->bdp = INFINITY;
+    kd->latdp = 0;
+    for (int a = 0; a < C; a++)
+      for (int b = a; b < C; b++) {
+        size_t ix = (size_t)a * C + b;
+        if (!(kd->mask >> a & 1) || !(kd->mask >> b & 1)) continue;
+        if (a == b && kd->mask != 1u << a) continue;      /* not a pair that must exist */
+        if (cl->inter_bw[ix] / pt->tab.tp < kd->bdp) kd->bdp = cl->inter_bw[ix] / pt->tab.tp;
+        if (cl->inter_lat[ix] > kd->latdp) kd->latdp = cl->inter_lat[ix];
+      }
+  }
+  return HP_OK;
+}
+
+/* The best hand-off link from a stage of kind a to the next of kind b: inside a node of a
+ * class both have, if one node can hold a TP group of each, else between their classes. */
+static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
+{
+  int C = cl->n, K = pt->n_kind;
+  for (int a = 0; a < K; a++)
+    for (int b = 0; b < K; b++) {
+      const hp_stage_kind *ka = &pt->kind[a], *kb = &pt->kind[b];
+      double bw = 0, lat = INFINITY;
+      for (int c = 0; c < C; c++) {
+        if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1)) continue;
+        int need = (ka->single ? dp : 1) + (kb->single ? dp : 1);
+        if (pt->per_node[c] >= need && cl->cls[c].intra_bw_max > 0) {
+          if (cl->cls[c].intra_bw_max > bw) bw = cl->cls[c].intra_bw_max;
+          if (cl->cls[c].intra_lat_min < lat) lat = cl->cls[c].intra_lat_min;
+        }
+      }
+      for (int x = 0; x < C; x++)
+        for (int y = 0; y < C; y++) {
+          size_t ix = (size_t)x * C + y;
+          if (!(ka->mask >> x & 1) || !(kb->mask >> y & 1) || !(cl->inter_bw[ix] > 0)) continue;
+          if (cl->inter_bw[ix] > bw) bw = cl->inter_bw[ix];
+          if (cl->inter_lat[ix] < lat) lat = cl->inter_lat[ix];
+        }
+      pt->hbw[(size_t)a * K + b] = bw;
+      pt->hlat[(size_t)a * K + b] = isinf(lat) ? 0 : lat;
+    }
+}
+
+hp_err hp_patterns_build(const hp_problem *p, const hp_classes *cl, const hp_plan *shape,
+                         hp_patterns *out, hp_diag *d)
+{
+  int C = cl->n, tp = shape->tp;
+  hp_err err;
+  memset(out, 0, sizeof *out);
+  out->cls = cl;
+  out->n_cls = C;
+  if ((err = class_times(p, cl, shape, out, d))) return err;
+  out->groups = hp__calloc((size_t)C, sizeof *out->groups);
+  out->per_node = hp__calloc((size_t)C, sizeof *out->per_node);
+  if (!out->groups || !out->per_node) goto nomem;
+  for (int c = 0; c < C; c++) {
+    out->groups[c] = hp_classes_groups(p, cl, c, tp);
+    out->per_node[c] = cl->cls[c].gpus_max / tp;
+  }
+  if (kinds(p, cl, shape->dp, out)) goto nomem;
+  out->hbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hbw);
+  out->hlat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hlat);
+  if (!out->hbw || !out->hlat) goto nomem;
+  handoffs(cl, shape->dp, out);
+  return HP_OK;
+nomem:
+  hp_patterns_release(out);
+  return hp_fail(d, HP_NOMEM, "out of memory building stage patterns");
+}

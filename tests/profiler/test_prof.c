@@ -1,0 +1,417 @@
+/* test_prof.c -- the profiler's parts that need neither MPI nor a GPU: the layer op
+ * lists against hetplan's FLOPs and activation bytes (docs/transformer.md), operand
+ * extents, the pair schedule, the device numbering, medians and fits, bus-bandwidth
+ * factors, device names, and the writers read back by hetplan's own loaders.
+ * Ends with "prof_units: N passed, N failed" (tests/profiler/test_profiler.sh adds it). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../unit/harness.h"
+#include "../../profiler/prof.h"
+
+static hp_model *load_model(const char *path)
+{
+  hp_diag d = {0};
+  hp_model *m = NULL;
+  if (hp_model_load(path, &m, &d)) {
+    fprintf(stderr, "cannot load %s: %s\n", path, d.msg);
+    exit(3);
+  }
+  return m;
+}
+
+static int layer_of_kind(const hp_model *m, const char *kind)
+{
+  for (int l = 0; l < m->n_layers; l++)
+    if (!strcmp(m->layers[l].kind, kind)) return l;
+  return -1;
+}
+
+/* hetplan's a_l(tp) mbs: what the profiler's saved buffers must add up to */
+static double model_act(const hp_layer *L, int tp, int mbs)
+{
+  int t = L->splittable ? tp : 1;
+  return ((L->act_bytes - L->act_repl) / t + L->act_repl) * mbs;
+}
+
+static const char *const transformers[] = {
+  "models/gpt-1.1b.json", "models/llama2-7b.json", "models/llama2-70b.json" };
+static const char *const tf_kinds[] = { "embed", "block", "final_norm", "head" };
+
+TEST(op_lists_have_the_models_flops_and_activation_bytes)
+{
+  /* GEMM FLOPs of forward + backward = F mbs / t (the head and blocks; embed and
+   * final_norm have none); saved buffers = ((A - Ar) / t + Ar) mbs, at tp 1, 2, 8 and
+   * mbs 1, 3; GQA (Llama-2-70B: 8 key-value heads) included. */
+  static const int tps[] = { 1, 2, 8 }, mbss[] = { 1, 3 };
+  for (size_t f = 0; f < sizeof transformers / sizeof *transformers; f++) {
+    hp_model *m = load_model(transformers[f]);
+    for (size_t k = 0; k < 4; k++) {
+      int l = layer_of_kind(m, tf_kinds[k]);
+      CHECK(l >= 0);
+      for (size_t ti = 0; ti < 3; ti++)
+        for (size_t mi = 0; mi < 2; mi++) {
+          prof_layer *ly = calloc(1, sizeof *ly);
+          char why[256];
+          const hp_layer *L = &m->layers[l];
+          int t = L->splittable ? tps[ti] : 1;
+          CHECK(prof_layer_build(m, l, tps[ti], mbss[mi], ly, why, sizeof why) == 0);
+          CHECK_NEAR(prof_layer_flops(ly), L->flops * mbss[mi] / t, 1e-12);
+          CHECK_NEAR(prof_layer_bytes(ly, PROF_SAVED), model_act(L, tps[ti], mbss[mi]), 1e-12);
+          /* TP all-reduces carry the model's tp_comm_bytes */
+          if (tps[ti] > 1) CHECK_NEAR(ly->n_allreduce * ly->allreduce_bytes, L->tp_comm * mbss[mi], 1e-12);
+          else CHECK_INT(ly->n_allreduce, 0);
+          CHECK(!ly->synthetic);
+          free(ly);
+        }
+    }
+    hp_model_destroy(&m);
+  }
+}
+
+TEST(op_operands_stay_inside_their_buffers)
+{
+  /* every GEMM and kernel reaches no further than its buffers hold (the GPU run reads
+   * and writes exactly these extents); GEMM inputs are 16-bit, outputs 16 or 32-bit */
+  static const int tps[] = { 1, 2, 4, 8 };
+  static const char *const more[] = { "models/gpt2-amp.json" };
+  for (size_t f = 0; f < 4; f++) {
+    hp_model *m = load_model(f < 3 ? transformers[f] : more[0]);
+    for (int l = 0; l < m->n_layers; l++)
+      for (size_t ti = 0; ti < 4; ti++)
+        for (int mbs = 1; mbs <= 4; mbs += 3) {
+          prof_layer *ly = calloc(1, sizeof *ly);
+          char why[256];
+          if (prof_layer_build(m, l, tps[ti], mbs, ly, why, sizeof why)) { free(ly); continue; }
+          for (int i = 0; i < ly->n_ops; i++) {
+            const prof_op *o = &ly->ops[i];
+            int ids[4] = { o->in0, o->in1, o->out, o->aux };
+            CHECK(o->out >= 0 && o->out < ly->n_bufs);
+            for (int w = 0; w < 4; w++) {
+              if (ids[w] < 0) continue;
+              CHECK(ids[w] < ly->n_bufs);
+              if (!(prof_op_extent(ly, i, w) <= ly->bufs[ids[w]].elems)) {
+                harness_fail(__FILE__, __LINE__, "%s layer %d op %s operand %d: %.0f > %s %.0f",
+                             m->name, l, o->what, w, prof_op_extent(ly, i, w),
+                             ly->bufs[ids[w]].name, ly->bufs[ids[w]].elems);
+                return;
+              }
+            }
+            if (o->type == PROF_GEMM) {
+              CHECK(o->m > 0 && o->n > 0 && o->k > 0 && o->batch > 0);
+              CHECK(o->m < 2147483647L && o->n < 2147483647L && o->k < 2147483647L);
+              CHECK_INT(ly->bufs[o->in0].elem_bytes, 2);
+              CHECK_INT(ly->bufs[o->in1].elem_bytes, 2);
+              CHECK(ly->bufs[o->out].elem_bytes == 2 || ly->bufs[o->out].elem_bytes == 4);
+            } else {
+              CHECK(o->rows > 0 && o->cols > 0);
+            }
+          }
+          free(ly);
+        }
+    hp_model_destroy(&m);
+  }
+}
+
+TEST(op_list_of_a_gpt_block_counts_each_kernel_by_hand)
+{
+  /* GPT-1.1B block (h 1920, 16 heads, s 2048, f 7680) at tp 2, mbs 1: 35 ops, of which
+   * 6 forward GEMMs (qkv, scores, context, proj, fc1, fc2) and 12 backward ones; the
+   * final LayerNorm reads T h and writes T h 16-bit values plus 2 T fp32 statistics. */
+  hp_model *m = load_model("models/gpt-1.1b.json");
+  prof_layer *ly = calloc(1, sizeof *ly);
+  char why[256];
+  int fwd = 0, bwd = 0;
+  double T = 2048, h = 1920;
+  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 2, 1, ly, why, sizeof why) == 0);
+  for (int i = 0; i < ly->n_ops; i++)
+    if (ly->ops[i].type == PROF_GEMM) { if (ly->ops[i].bwd) bwd++; else fwd++; }
+  CHECK_INT(fwd, 6);
+  CHECK_INT(bwd, 12);
+  CHECK_INT(ly->n_allreduce, 4);
+  CHECK_NEAR(ly->allreduce_bytes, 2 * T * h, 1e-15);
+  /* scores: 8 heads per rank, batched over them: s x s x d, batch 8 */
+  CHECK(!strcmp(ly->ops[2].what, "scores"));
+  CHECK_INT(ly->ops[2].m, 2048);
+  CHECK_INT(ly->ops[2].k, 120);
+  CHECK_INT(ly->ops[2].batch, 8);
+  CHECK(prof_layer_build(m, layer_of_kind(m, "final_norm"), 2, 1, ly, why, sizeof why) == 0);
+  CHECK_NEAR(prof_layer_ew_bytes(ly), (2 * T * h + 2 * T * h + 2 * T * 4)          /* forward */
+                                      + (2 * T * h + 2 * T * h + 2 * T * h), 1e-15);  /* backward */
+  free(ly);
+  hp_model_destroy(&m);
+}
+
+TEST(op_list_refuses_a_tp_that_does_not_divide_the_heads)
+{
+  hp_model *m = load_model("models/llama2-70b.json");
+  prof_layer *ly = calloc(1, sizeof *ly);
+  char why[256];
+  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 16, 1, ly, why, sizeof why) == -1);
+  CHECK_CONTAINS(why, "tp 16 does not divide the heads (64), the key-value heads (8)");
+  free(ly);
+  hp_model_destroy(&m);
+}
+
+TEST(op_list_of_an_explicit_layer_is_a_synthetic_gemm_with_its_flops)
+{
+  /* gpt2-amp's block.0: no transformer description; a square weight of its parameters
+   * and a GEMM with its FLOPs, to rounding of the side and the row count */
+  hp_model *m = load_model("models/gpt2-amp.json");
+  prof_layer *ly = calloc(1, sizeof *ly);
+  char why[256];
+  int l = layer_of_kind(m, "block.0");
+  CHECK(l >= 0 && m->transformer == NULL);
+  CHECK(prof_layer_build(m, l, 1, 4, ly, why, sizeof why) == 0);
+  CHECK(ly->synthetic);
+  CHECK_NEAR(prof_layer_flops(ly), m->layers[l].flops * 4, 0.01);
+  /* saved: a_l mbs, rounded up to whole rows of 1024 16-bit values */
+  CHECK(prof_layer_bytes(ly, PROF_SAVED) >= model_act(&m->layers[l], 1, 4));
+  CHECK(prof_layer_bytes(ly, PROF_SAVED) < model_act(&m->layers[l], 1, 4) + 2048);
+  free(ly);
+  hp_model_destroy(&m);
+}
+
+static int pair_index(int n, int a, int b) { return a * n + b; }
+
+/* Checks a schedule: every unordered pair once, no rank twice in a slot, no host in two
+ * inter-host pairs of a slot. Returns the number of slots, -1 on a violation. */
+static int check_schedule(int n, const int *host_of)
+{
+  prof_schedule s;
+  int *seen = calloc((size_t)(n * n + 1), sizeof *seen), bad = 0, slots;
+  if (prof_schedule_build(n, host_of, &s)) return -1;
+  if (s.n_pairs != n * (n - 1) / 2) bad = 1;
+  for (int p = 0; p < s.n_pairs; p++) {
+    int a = s.pairs[p].a, b = s.pairs[p].b;
+    if (a < 0 || b >= n || a >= b || seen[pair_index(n, a, b)]++) bad = 1;
+  }
+  for (int sl = 0; sl < s.n_slots && !bad; sl++)
+    for (int p = s.slot_start[sl]; p < s.slot_start[sl + 1]; p++)
+      for (int q = s.slot_start[sl]; q < p; q++) {
+        const prof_pair *x = &s.pairs[p], *y = &s.pairs[q];
+        int hx0 = host_of ? host_of[x->a] : x->a, hx1 = host_of ? host_of[x->b] : x->b;
+        int hy0 = host_of ? host_of[y->a] : y->a, hy1 = host_of ? host_of[y->b] : y->b;
+        if (x->a == y->a || x->a == y->b || x->b == y->a || x->b == y->b) bad = 1;
+        if (hx0 != hx1 && hy0 != hy1 &&
+            (hx0 == hy0 || hx0 == hy1 || hx1 == hy0 || hx1 == hy1)) bad = 1;
+      }
+  slots = s.n_slots;
+  prof_schedule_free(&s);
+  free(seen);
+  return bad ? -1 : slots;
+}
+
+TEST(schedule_times_every_pair_once_and_shares_no_rank_or_host_link)
+{
+  int two_hosts[4] = { 0, 0, 1, 1 }, rr3[12], one[4] = { 0, 0, 0, 0 };
+  for (int i = 0; i < 12; i++) rr3[i] = i % 3;
+  for (int n = 1; n <= 9; n++) {
+    int slots = check_schedule(n, NULL);
+    /* one host per rank: a plain tournament, n - 1 rounds (n even) or n (n odd) */
+    CHECK_INT(slots, n < 2 ? 0 : n % 2 ? n : n - 1);
+  }
+  /* all on one host: 3 rounds of 2 intra-host pairs */
+  CHECK_INT(check_schedule(4, one), 3);
+  /* hosts {0, 1}, {2, 3}: rounds {0-3, 1-2} and {1-3, 0-2} each split in two (both
+   * pairs cross the same two hosts), round {2-3, 0-1} stays: 5 slots */
+  CHECK_INT(check_schedule(4, two_hosts), 5);
+  CHECK(check_schedule(12, rr3) > 0);
+}
+
+TEST(device_order_numbers_hosts_in_order_then_ranks)
+{
+  int host_of[5] = { 0, 1, 0, 2, 1 }, dev[5], rank[5], size[3];
+  CHECK_INT(prof_device_order(5, host_of, dev, rank, size), 3);
+  /* host 0: ranks 0, 2 -> devices 0, 1; host 1: ranks 1, 4 -> 2, 3; host 2: rank 3 -> 4 */
+  CHECK_INT(dev[0], 0); CHECK_INT(dev[2], 1); CHECK_INT(dev[1], 2); CHECK_INT(dev[4], 3);
+  CHECK_INT(dev[3], 4);
+  CHECK_INT(rank[1], 2); CHECK_INT(rank[4], 3);
+  CHECK_INT(size[0], 2); CHECK_INT(size[1], 2); CHECK_INT(size[2], 1);
+}
+
+TEST(median_and_fits_by_hand)
+{
+  double odd[3] = { 3, 1, 2 }, even[4] = { 4, 1, 3, 2 };
+  double x[6], y[6], a, b;
+  CHECK_NEAR(prof_median(odd, 3), 2, 0);
+  CHECK_NEAR(prof_median(even, 4), 2.5, 0);
+  CHECK(isnan(prof_median(even, 0)));
+  /* an exact line: 2 us + x / (1 GB/s) */
+  for (int i = 0; i < 6; i++) { x[i] = pow(10, 3 + i); y[i] = 2e-6 + x[i] / 1e9; }
+  CHECK(prof_fit_line(x, y, 6, &a, &b) == 0);
+  CHECK_NEAR(a, 2e-6, 1e-9);
+  CHECK_NEAR(b, 1e-9, 1e-9);
+  /* y = 2x - 1 at 1, 2, 3: the intercept would be negative, so through the origin with
+   * weights 1/y^2: b = sum w x y / sum w x^2 */
+  x[0] = 1; x[1] = 2; x[2] = 3; y[0] = 1; y[1] = 3; y[2] = 5;
+  CHECK(prof_fit_line(x, y, 3, &a, &b) == 0);
+  CHECK_NEAR(a, 0, 0);
+  CHECK_NEAR(b, (1 + 6 / 9.0 + 15 / 25.0) / (1 + 4 / 9.0 + 9 / 25.0), 1e-12);
+  /* one distinct x, or a zero time, cannot be fitted */
+  x[1] = x[2] = 1;
+  CHECK(prof_fit_line(x, y, 3, &a, &b) == -1);
+  x[1] = 2; y[1] = 0;
+  CHECK(prof_fit_line(x, y, 3, &a, &b) == -1);
+}
+
+TEST(bus_bandwidth_factors_are_nccl_tests)
+{
+  CHECK_NEAR(prof_bus_factor("allreduce", 8), 1.75, 0);
+  CHECK_NEAR(prof_bus_factor("allgather", 8), 0.875, 0);
+  CHECK_NEAR(prof_bus_factor("reducescatter", 4), 0.75, 0);
+  CHECK_NEAR(prof_bus_factor("sendrecv", 8), 1, 0);
+  CHECK_NEAR(prof_bus_factor("broadcast", 8), 0, 0);
+}
+
+TEST(device_names_become_type_names)
+{
+  char t[64];
+  prof_type_name("NVIDIA H100 80GB HBM3", t, sizeof t);
+  CHECK(!strcmp(t, "H100"));
+  prof_type_name("NVIDIA H100 PCIe", t, sizeof t);
+  CHECK(!strcmp(t, "H100-PCIe"));
+  prof_type_name("NVIDIA L40S", t, sizeof t);
+  CHECK(!strcmp(t, "L40S"));
+  prof_type_name("NVIDIA L4", t, sizeof t);
+  CHECK(!strcmp(t, "L4"));
+  prof_type_name("Tesla V100-SXM2-16GB", t, sizeof t);
+  CHECK(!strcmp(t, "V100"));
+  prof_type_name("NVIDIA GeForce RTX 4090", t, sizeof t);
+  CHECK(!strcmp(t, "GeForce-RTX-4090"));
+  CHECK_NEAR(prof_peak_tflops("NVIDIA H100 80GB HBM3"), 989, 0);
+  CHECK_NEAR(prof_peak_tflops("Tesla T4"), 65, 0);
+  CHECK_NEAR(prof_peak_tflops("NVIDIA GeForce RTX 4090"), 0, 0);
+}
+
+static int warnings;
+static void count_warning(void *ctx, const char *msg) { (void)ctx; (void)msg; warnings++; }
+
+/* 4 devices on 2 hosts of 2; bandwidth (bytes/s) 100e9 inside a host except 0 -> 1
+ * at 90e9, 10e9 between hosts except 3 -> 0 at 8e9; latency 2 us inside, 10 us between */
+static void fill_run(prof_run *r, prof_host *hosts, double *bw, double *lat)
+{
+  memset(r, 0, sizeof *r);
+  snprintf(r->name, sizeof r->name, "test-2x2");
+  snprintf(r->source, sizeof r->source, "test_prof.c");
+  r->n_types = 1;
+  snprintf(r->types[0].name, sizeof r->types[0].name, "H100");
+  r->types[0].mem_gib = 79.1;
+  r->types[0].reserved_gib = 1;
+  r->types[0].tflops = 989;
+  r->types[0].efficiency = 0.5;
+  r->n_hosts = 2;
+  r->hosts = hosts;
+  snprintf(hosts[0].name, sizeof hosts[0].name, "node-a");
+  snprintf(hosts[1].name, sizeof hosts[1].name, "node-b");
+  hosts[0].gpus = hosts[1].gpus = 2;
+  r->n_devices = 4;
+  r->bw = bw;
+  r->lat = lat;
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) {
+      int same = i / 2 == j / 2;
+      bw[i * 4 + j] = i == j ? 0 : same ? 100e9 : 10e9;
+      lat[i * 4 + j] = i == j ? 0 : same ? 2e-6 : 10e-6;
+    }
+  bw[0 * 4 + 1] = 90e9;
+  bw[3 * 4 + 0] = 8e9;
+}
+
+TEST(cluster_file_reads_back_through_hetplans_loader)
+{
+  prof_run r;
+  prof_host hosts[2];
+  double bw[16], lat[16];
+  hp_cluster *c = NULL;
+  hp_diag d = {0};
+  char *text;
+  fill_run(&r, hosts, bw, lat);
+  text = prof_cluster_json(&r);
+  CHECK(text != NULL);
+  d.warn = count_warning;
+  warnings = 0;
+  CHECK(hp_cluster_parse(text, "profiled.json", &c, &d) == HP_OK);
+  CHECK_INT(warnings, 0);
+  CHECK_INT(c->n_devices, 4);
+  CHECK_INT(c->n_nodes, 2);
+  CHECK(!strcmp(c->nodes[1].name, "node-b"));
+  CHECK_NEAR(c->types[0].mem, 79.1 * 1073741824.0, 1e-12);
+  /* intra-node default: the slowest pair inside the host (0 -> 1: 90e9 B/s = 720 Gbps) */
+  CHECK_NEAR(c->nodes[0].intra_bw, 90e9, 1e-12);
+  CHECK_NEAR(c->nodes[1].intra_bw, 100e9, 1e-12);
+  CHECK_NEAR(c->nodes[0].intra_lat, 2e-6, 1e-12);
+  /* the matrix, made symmetric on load (the smaller bandwidth) */
+  CHECK(c->dev_bw != NULL);
+  CHECK_NEAR(c->dev_bw[0 * 4 + 3], 8e9, 1e-12);
+  CHECK_NEAR(c->dev_bw[3 * 4 + 0], 8e9, 1e-12);
+  CHECK_NEAR(c->dev_bw[1 * 4 + 2], 10e9, 1e-12);
+  CHECK_NEAR(c->dev_lat[1 * 4 + 2], 10e-6, 1e-12);
+  CHECK_NEAR(c->node_bw[0 * 2 + 1], 8e9, 1e-12);   /* inter_gbps: the slowest pair */
+  free(text);
+  hp_cluster_destroy(&c);
+}
+
+TEST(profile_file_reads_back_and_binds_to_its_model)
+{
+  prof_run r;
+  prof_host hosts[2];
+  double bw[16], lat[16];
+  prof_point pts[2];
+  prof_line_fit fit;
+  prof_coll coll;
+  prof_coll_fit cfit;
+  hp_profile *pr = NULL;
+  hp_cluster *c = NULL;
+  hp_model *m = NULL;
+  hp_problem *p = NULL;
+  hp_diag d = {0};
+  hp_job job = { 8, HP_1F1B };
+  char *ptext, *ctext;
+  fill_run(&r, hosts, bw, lat);
+  memset(pts, 0, sizeof pts);
+  for (int i = 0; i < 2; i++) {
+    snprintf(pts[i].kind, sizeof pts[i].kind, "block");
+    pts[i].tp = 2;
+    pts[i].mbs = 1 + 3 * i;
+    pts[i].compute_seconds = 0.01 * (1 + 3 * i);
+    pts[i].tp_comm_seconds = 0.001;
+    pts[i].seconds = pts[i].compute_seconds + pts[i].tp_comm_seconds;
+    pts[i].act_bytes = 1e8;
+    pts[i].peak_bytes = 2e8;
+  }
+  memset(&fit, 0, sizeof fit);
+  snprintf(fit.kind, sizeof fit.kind, "block");
+  fit.tp = 2; fit.points = 2; fit.fixed = 0.0077; fit.per_sample = 0.0033;
+  memset(&coll, 0, sizeof coll);
+  snprintf(coll.op, sizeof coll.op, "allreduce");
+  coll.ranks = 4; coll.bytes = 1 << 20; coll.seconds = 1e-4;
+  memset(&cfit, 0, sizeof cfit);
+  snprintf(cfit.op, sizeof cfit.op, "allreduce");
+  cfit.ranks = 4; cfit.points = 8; cfit.lat = 2e-5; cfit.bus_bw = 1.5e11;
+  r.points = pts; r.n_points = 2;
+  r.fits = &fit; r.n_fits = 1;
+  r.colls = &coll; r.n_colls = 1;
+  r.coll_fits = &cfit; r.n_coll_fits = 1;
+  ptext = prof_profile_json(&r);
+  ctext = prof_cluster_json(&r);
+  CHECK(ptext && ctext);
+  CHECK_CONTAINS(ptext, "\"bus_gbps\":\t1200");
+  d.warn = count_warning;
+  warnings = 0;
+  CHECK(hp_profile_parse(ptext, "profiled.profile.json", &pr, &d) == HP_OK);
+  CHECK_INT(warnings, 0);
+  CHECK_INT(pr->n_measures, 2);
+  CHECK_NEAR(pr->measures[1].seconds, 0.041, 1e-12);
+  CHECK_INT(pr->n_collectives, 1);
+  CHECK(hp_cluster_parse(ctext, "profiled.cluster.json", &c, &d) == HP_OK);
+  m = load_model("models/llama2-7b.json");
+  CHECK(hp_problem_create(&p, m, c, pr, job, &d) == HP_OK);
+  /* measured at mbs 1 and 4, so mbs 2 interpolates: 0.011 + (0.041 - 0.011) / 3 */
+  CHECK(hp_layer_time_profiled(p, 1, 0, 2));
+  CHECK_NEAR(hp_layer_time(p, 1, 0, 2, 2, 1e11, 0), 0.021, 1e-12);
+  hp_problem_destroy(&p);
+  free(ptext);
+  free(ctext);
+}
