@@ -438,6 +438,10 @@ hp_err hp_launch_write(const hp_problem *prob, const hp_plan *pl, hp_launch_form
     hp__sb_printf(&b, "cat > ds_config.json <<'EOF'\n");
     ds_config(&b, prob, pl, var);
     hp__sb_printf(&b, "EOF\n");
+    if (var->recompute[0])
+      hp__sb_printf(&b, "# recompute: the config's activation_checkpointing section sets how; "
+                    "the model asks for it: PipelineModule(..., activation_checkpoint_interval=1) "
+                    "or deepspeed.checkpointing.checkpoint around each layer\n");
     if (map.contiguous && map.ascending) {
       hp__sb_printf(&b, "# hostfile: nodes in node-rank order (DeepSpeed numbers ranks in "
                     "hostfile order)\ncat > hostfile <<'EOF'\n");
