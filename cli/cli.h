@@ -32,12 +32,24 @@ typedef struct cli_opts {
   double time_limit;
   unsigned long seed;
   long max_work;
+  /* issue 12: import-hf, export, report, --mem-margin */
+  const char *input;     /* import-hf: the config file, given as a plain argument */
+  long seq;              /* import-hf: sequence length, 0: the config's */
+  const char *dtype;     /* import-hf: bf16, fp16, fp32 */
+  const char *format;    /* export: megatron, deepspeed, torchrun */
+  int html;              /* report: HTML instead of Markdown */
+  double mem_margin;     /* --mem-margin, fraction kept free; < 0: not given */
 } cli_opts;
 
 /* Parses argv[first..] against the flags allowed by `allowed` (a space-separated list
  * such as "model cluster gbs json"). Prints the problem and returns EXIT_USAGE on error. */
 int cli_parse(int argc, char **argv, int first, const char *cmd, const char *allowed,
               cli_opts *o);
+
+/* Fills the flags a plan file's "inputs" block gives (--model, --cluster, --profile,
+ * --gbs, --schedule, --mem-margin) where they are missing and o->plan is set; flags win.
+ * Returns 1 if the plan file had such a block (cli_inputs.c). */
+int cli_plan_inputs(cli_opts *o);
 
 /* Loads model, cluster, optional profile and job from the flags into a problem. */
 int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out);
@@ -67,6 +79,9 @@ int cmd_draw(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_export_lp(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
+int cmd_import_hf(int argc, char **argv);
+int cmd_export_launch(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Loads the problem and the plan of --plan; prints errors; 0 or an exit code. */
 int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **plan);

@@ -100,6 +100,7 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
   o->seed = 1;
   o->top = 1;
   o->samples = 200;
+  o->mem_margin = -1;
   for (int i = first; i < argc; i++) {
     const char *a = argv[i], *val = NULL;
     char name[64];
@@ -108,6 +109,10 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     if (strncmp(a, "--", 2) != 0) {   /* a plan file may be given without --plan */
       if (a[0] != '-' && allowed_flag(allowed, "plan") && !o->plan) {
         o->plan = a;
+        continue;
+      }
+      if (a[0] != '-' && allowed_flag(allowed, "input") && !o->input) {
+        o->input = a;
         continue;
       }
       return usage_error(cmd, "unexpected argument '%s'", argv[i]);
@@ -120,10 +125,11 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     name[n] = '\0';
     if (!allowed_flag(allowed, name)) return usage_error(cmd, "unknown flag '--%s'", name);
     if (!strcmp(name, "json") || !strcmp(name, "show-rejected") || !strcmp(name, "mps") ||
-        !strcmp(name, "strict-profile")) {
+        !strcmp(name, "html") || !strcmp(name, "strict-profile")) {
       if (eq) return usage_error(cmd, "--%s takes no value", name);
       if (name[0] == 'j') o->json = 1;
       else if (name[0] == 'm') o->mps = 1;
+      else if (name[0] == 'h') o->html = 1;
       else if (!strcmp(name, "strict-profile")) o->strict_profile = 1;
       else o->show_rejected = 1;
       continue;
@@ -173,6 +179,21 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
       if (end == val || *end || !isfinite(o->time_limit) || o->time_limit <= 0)
         return usage_error(cmd, "--time-limit: expected a positive number of seconds, got '%s'",
                            val);
+    } else if (!strcmp(name, "seq")) {
+      if (parse_long(val, 1, &o->seq) || o->seq > 10000000)
+        return usage_error(cmd, "--seq: expected a positive number of tokens, got '%s'", val);
+    } else if (!strcmp(name, "dtype")) {
+      if (hp_dtype_parse(val) < 0)
+        return usage_error(cmd, "--dtype: expected bf16, fp16 or fp32, got '%s'", val);
+      o->dtype = val;
+    } else if (!strcmp(name, "format")) {
+      o->format = val;
+    } else if (!strcmp(name, "mem-margin")) {
+      char *end;
+      o->mem_margin = strtod(val, &end);
+      if (end == val || *end || !(o->mem_margin >= 0 && o->mem_margin < 1))
+        return usage_error(cmd, "--mem-margin: expected the fraction of memory to keep free, "
+                           "in [0, 1) (0.1 keeps 10 %%), got '%s'", val);
     } else {
       return usage_error(cmd, "unknown flag '--%s'", name);
     }
@@ -189,8 +210,14 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
   hp_job job = { 0, HP_1F1B };
   hp_err err;
 
+  cli_opts filled;
   cli_diag_init(&d);
   *out = NULL;
+  if (o->plan) {   /* a plan file names the files it was planned from (cli_inputs.c) */
+    filled = *o;
+    cli_plan_inputs(&filled);
+    o = &filled;
+  }
   if (!o->model) return usage_error(cmd, "missing --model FILE");
   if (!o->cluster) return usage_error(cmd, "missing --cluster FILE");
   if (o->job && (err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);
@@ -202,6 +229,7 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
     hp_model_destroy(&m);
     return cli_fail(&d, err);
   }
+  if (o->mem_margin >= 0) c->mem_margin = o->mem_margin;   /* the flag wins over the file */
   if (o->profile && (err = hp_profile_load(o->profile, &p, &d))) {
     hp_model_destroy(&m);
     hp_cluster_destroy(&c);

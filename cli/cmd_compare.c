@@ -15,8 +15,13 @@ static const char help[] =
   "each: status, iteration time and throughput of its plan as the evaluator scores it,\n"
   "the smallest memory headroom of any device, solve time, its proven lower bound (over\n"
   "the space that solver searched: see its 'space'), and its distance above the best\n"
-  "bound proved over the whole space ('proven gap'; '-' while none is). A solver that\n"
-  "refuses the instance says why. --json prints the rows as JSON.\n"
+  "bound proved over the whole space ('proven gap'; '-' while none is). Only plans that\n"
+  "fit are ranked ('rank', 'vs best'): a plan that does not fit shows the status\n"
+  "does-not-fit with its device and overflow, never 'feasible'. The last column is the\n"
+  "configuration each solver chose (degrees, micro-batch, layers per stage, recompute,\n"
+  "ZeRO-3), or why it has none (whether it is proved that none fits). A solver that\n"
+  "refuses the instance says why. --json prints the rows as JSON, configurations included.\n"
+  "--mem-margin F keeps that fraction of every device's memory free.\n"
   "--time-limit applies to each solver.\n";
 
 typedef struct row {
@@ -25,7 +30,28 @@ typedef struct row {
   hp_err err;
   char why[512];
   double headroom;
+  int oom_device;      /* the plan's lowest overflowing device, -1 if it fits */
+  double oom_bytes;
+  int rank;            /* 1 = fastest plan that fits; 0 = no plan, or it does not fit */
+  char config[400];    /* the plan's configuration in words */
 } row;
+
+static void json_str(const char *t)
+{
+  putchar('"');
+  for (const char *c = t; *c; c++) {
+    if (*c == '"' || *c == '\\') putchar('\\');
+    if ((unsigned char)*c >= 0x20) putchar(*c);
+  }
+  putchar('"');
+}
+
+/* The status a reader sees: a plan that does not fit is never "feasible" or "optimal". */
+static const char *shown_status(const row *w)
+{
+  if (w->r.plan && !w->r.fits) return "does-not-fit";
+  return hp_sol_status_name(w->r.status);
+}
 
 int cmd_compare(int argc, char **argv)
 {
@@ -36,7 +62,7 @@ int cmd_compare(int argc, char **argv)
   double best_bound = -INFINITY, best_time = INFINITY;
   hp_limits lim;
   rc = cli_parse(argc, argv, 2, "compare",
-                 "model cluster gbs solvers schedule profile job time-limit seed max-work json", &o);
+                 "model cluster gbs solvers schedule profile job time-limit seed max-work json mem-margin", &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
 
@@ -72,7 +98,11 @@ int cmd_compare(int argc, char **argv)
     cli_diag_init(&d);
     cli_progress_attach(&lim, &pg);
     w->why[0] = '\0';
+    w->config[0] = '\0';
     w->headroom = NAN;
+    w->oom_device = -1;
+    w->oom_bytes = 0;
+    w->rank = 0;
     w->err = hp_solver_run(w->s, prob, NULL, &lim, &w->r, &d);
     if (w->err) {
       snprintf(w->why, sizeof w->why, "%s", d.msg);
@@ -81,13 +111,28 @@ int cmd_compare(int argc, char **argv)
     }
     if (w->r.plan) {
       hp_eval e = {0};
-      if (hp_evaluate(prob, w->r.plan, &e, &d) == HP_OK) w->headroom = cli_headroom(&e);
+      if (hp_evaluate(prob, w->r.plan, &e, &d) == HP_OK) {
+        w->headroom = cli_headroom(&e);
+        w->oom_device = e.oom_device;
+        w->oom_bytes = e.oom_bytes;
+      }
       hp_eval_release(&e);
+      hp_plan_describe(w->r.plan, w->config, sizeof w->config);
       if (w->r.fits && w->r.objective < best_time) best_time = w->r.objective;
     }
     /* only a bound over the whole space bounds every plan */
     if (w->r.space == HP_SPACE_FULL && isfinite(w->r.bound) && w->r.bound > best_bound)
       best_bound = w->r.bound;
+  }
+
+  /* ranks: fitting plans only, fastest first */
+  for (int i = 0; i < n; i++) {
+    row *w = &rows[i];
+    if (w->err || !w->r.plan || !w->r.fits) continue;
+    w->rank = 1;
+    for (int j = 0; j < n; j++)
+      if (!rows[j].err && rows[j].r.plan && rows[j].r.fits && rows[j].r.objective < w->r.objective)
+        w->rank++;
   }
 
   if (o.json) {
@@ -105,18 +150,41 @@ int cmd_compare(int argc, char **argv)
         }
         printf("\" }");
       } else {
-        printf("\"status\": \"%s\", \"iteration_time\": ", hp_sol_status_name(w->r.status));
-        if (w->r.plan) printf("%.17g, \"fits\": %s, \"headroom\": %.6f", w->r.objective,
-                              w->r.fits ? "true" : "false", w->headroom);
-        else printf("null");
-        printf(", \"seconds\": %.6f, \"lower_bound\": ", w->r.seconds);
-        if (isfinite(w->r.bound)) printf("%.17g", w->r.bound); else printf("null");
-        printf(", \"space\": \"%s\", \"space_note\": \"", hp_space_name(w->r.space));
-        for (const char *c = w->r.space_note; *c; c++) {
-          if (*c == '"' || *c == '\\') putchar('\\');
-          putchar(*c);
+        const hp_plan *pl = w->r.plan;
+        char why[400];
+        printf("\"status\": \"%s\", \"iteration_time\": ", shown_status(w));
+        if (pl) {
+          printf("%.17g, \"fits\": %s, \"headroom\": %.6f, \"rank\": ", w->r.objective,
+                 w->r.fits ? "true" : "false", w->headroom);
+          if (w->rank) printf("%d, \"vs_best\": %.9g", w->rank, w->r.objective / best_time - 1);
+          else printf("null, \"vs_best\": null");
+          if (!w->r.fits)
+            printf(", \"out_of_memory\": { \"device\": %d, \"overflow_bytes\": %.17g }",
+                   w->oom_device, w->oom_bytes);
+          printf(", \"config\": { \"pp\": %d, \"tp\": %d, \"dp\": %d, \"mbs\": %d, \"gas\": %ld, "
+                 "\"layers_per_stage\": [", pl->pp, pl->tp, pl->dp, pl->mbs, pl->gas);
+          for (int s2 = 0; s2 < pl->pp; s2++)
+            printf("%s%d", s2 ? ", " : "", pl->first[s2 + 1] - pl->first[s2]);
+          printf("], \"recompute_stages\": [");
+          for (int s2 = 0, k = 0; s2 < pl->pp; s2++)
+            if (pl->recompute[s2]) printf("%s%d", k++ ? ", " : "", s2);
+          printf("], \"zero3_layers\": [");
+          for (int l = 0, k = 0; l < pl->n_layers; l++)
+            if (pl->zdp[l] && pl->dp > 1) printf("%s%d", k++ ? ", " : "", l);
+          printf("], \"text\": ");
+          json_str(w->config);
+          printf(" }");
+        } else {
+          printf("null, \"fits\": null, \"rank\": null, \"proved_none_fits\": %s, \"why\": ",
+                 hp_result_proves_none_fits(&w->r) ? "true" : "false");
+          json_str(hp_result_no_plan_text(&w->r, why, sizeof why));
         }
-        printf("\" }");
+        printf(", \"solver_status\": \"%s\", \"seconds\": %.6f, \"lower_bound\": ",
+               hp_sol_status_name(w->r.status), w->r.seconds);
+        if (isfinite(w->r.bound)) printf("%.17g", w->r.bound); else printf("null");
+        printf(", \"space\": \"%s\", \"space_note\": ", hp_space_name(w->r.space));
+        json_str(w->r.space_note);
+        printf(" }");
       }
       printf("%s\n", i + 1 < n ? "," : "");
     }
@@ -125,28 +193,44 @@ int cmd_compare(int argc, char **argv)
     printf("model %s (%d layers) on %s (%d devices), gbs %ld, %s\n\n", prob->model->name,
            prob->model->n_layers, prob->cluster->name, prob->cluster->n_devices, prob->job.gbs,
            hp_schedule_name(prob->job.schedule));
-    printf("%-15s %-10s %12s %10s %9s %9s %12s %10s  %s\n", "solver", "status", "iteration s",
-           "samples/s", "headroom", "solve s", "lower bound", "proven gap", "vs best");
+    printf("%-15s %-12s %12s %10s %9s %9s %12s %10s %4s  %-22s %s\n", "solver", "status",
+           "iteration s", "samples/s", "headroom", "solve s", "lower bound", "proven gap", "rank",
+           "vs best", "configuration");
     for (int i = 0; i < n; i++) {
       const row *w = &rows[i];
+      char vs[64];
       if (w->err) {
         printf("%-15s refused: %s\n", w->s->name, w->why);
         continue;
       }
-      printf("%-15s %-10s ", w->s->name, hp_sol_status_name(w->r.status));
+      printf("%-15s %-12s ", w->s->name, shown_status(w));
       if (w->r.plan)
         printf("%12.6f %10.4f %8.1f%% %9.3f ", w->r.objective,
                (double)prob->job.gbs / w->r.objective, 100 * w->headroom, w->r.seconds);
       else
         printf("%12s %10s %9s %9.3f ", "-", "-", "-", w->r.seconds);
       if (isfinite(w->r.bound)) printf("%12.6f ", w->r.bound); else printf("%12s ", "-");
-      if (w->r.plan && isfinite(best_bound))
+      if (w->rank && isfinite(best_bound))
         printf("%9.2f%% ", 100 * (w->r.objective - best_bound) / w->r.objective);
       else
         printf("%10s ", "-");
-      if (w->r.plan && isfinite(best_time))
-        printf(" %+.2f%%%s", 100 * (w->r.objective / best_time - 1), w->r.fits ? "" : " (does not fit)");
-      printf("\n");
+      if (w->rank) {
+        printf("%4d  ", w->rank);
+        snprintf(vs, sizeof vs, "%+.2f%%", 100 * (w->r.objective / best_time - 1));
+      } else {
+        printf("%4s  ", "-");
+        if (w->r.plan)
+          snprintf(vs, sizeof vs, "OOM: dev %d +%.2f GiB", w->oom_device, w->oom_bytes / 1073741824.0);
+        else
+          snprintf(vs, sizeof vs, "-");
+      }
+      printf("%-22s ", vs);
+      if (w->r.plan) {
+        printf("%s\n", w->config);
+      } else {
+        char why[400];
+        printf("%s\n", hp_result_no_plan_text(&w->r, why, sizeof why));
+      }
     }
     printf("\nlower bound: proven over the whole space (glpk, cbc: relaxations of every "
            "configuration; enum: all plans)\nproven gap: distance above the best bound over the "

@@ -24,8 +24,11 @@ static void describe_model(const hp_model *m)
   for (int l = 0; l < m->n_layers; l++) act += m->layers[l].act_bytes;
   printf("model    %s: %d layers, %.6g B parameters, %.6g TFLOP per sample (fwd+bwd),\n"
          "         %.4g GiB of saved activations per sample at tp 1, model states %.4g GiB\n",
-         m->name, m->n_layers, hp_model_total_params(m) / 1e9, hp_model_total_flops(m) / 1e12,
+         m->name, m->n_layers, hp_model_unique_params(m) / 1e9, hp_model_total_flops(m) / 1e12,
          act / GIB, hp_model_total_params(m) * m->state_bytes / GIB);
+  if (m->tied_params > 0)
+    printf("         tied copies %.6g B parameters (a head tied to the embedding: held in memory,\n"
+           "         counted once in the size)\n", m->tied_params / 1e9);
 }
 
 static void describe_cluster(const hp_cluster *c)
@@ -39,6 +42,9 @@ static void describe_cluster(const hp_cluster *c)
            c->types[k].name, n, c->types[k].mem / GIB, c->types[k].reserved / GIB,
            c->types[k].peak / 1e12, c->types[k].eff);
   }
+  if (c->mem_margin > 0)
+    printf("  memory margin %g %%: plans keep that much of each device's memory free\n",
+           100 * c->mem_margin);
   for (int n = 0; n < c->n_nodes && n < 32; n++)
     printf("  node   %-14s %-10s %3d GPUs (devices %d-%d), intra %.1f Gbps\n", c->nodes[n].name,
            c->types[c->nodes[n].type].name, c->nodes[n].gpus, c->nodes[n].first,

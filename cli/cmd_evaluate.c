@@ -7,13 +7,19 @@
 
 static const char help[] =
   "usage: hetplan evaluate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
-  "                        [--profile F] [--strict-profile] [--job J] [--json] [-o FILE]\n"
+  "                        [--profile F] [--strict-profile] [--job J] [--mem-margin F]\n"
+  "                        [--json] [-o FILE]\n"
   "\n"
   "Scores plan P with the cost model (docs/cost-model.md): per stage and replica the\n"
   "compute, ZeRO-3 gathering and hand-off times, each replica's pipeline time, each\n"
   "stage's gradient sync, and each device's memory against its capacity; names the\n"
   "bottleneck. --json prints the plan file with iteration_time, throughput, mfu,\n"
   "peak_memory and the breakdown. --job reads gbs and schedule from a file (flags win).\n"
+  "The bottleneck is the largest of the terms that add up to the iteration time: the\n"
+  "slowest stage x gas, pipeline fill and drain, hand-offs, gradient sync.\n"
+  "--model may be a Hugging Face config.json (recognised by its keys). A plan file written\n"
+  "by 'plan' names its model, cluster and gbs: 'hetplan evaluate plan.json' is enough.\n"
+  "--mem-margin F keeps that fraction of every device's memory free.\n"
   "Both forms end with the profile coverage of the plan: which (layer kind, device\n"
   "type, tp, mbs) cells it uses are measured by --profile, derived from measured points\n"
   "at other mbs, or estimated from FLOPs; --strict-profile refuses a plan that uses an\n"
@@ -31,7 +37,7 @@ static void print_breakdown(const hp_problem *prob, const hp_plan *pl, const hp_
   int dp = pl->dp;
 
   printf("model    %s: %d layers, %.4g B parameters\n", m->name, m->n_layers,
-         hp_model_total_params(m) / 1e9);
+         hp_model_unique_params(m) / 1e9);
   printf("cluster  %s: %d devices on %d nodes\n", c->name, c->n_devices, c->n_nodes);
   printf("plan     pp %d, tp %d, dp %d, mbs %d, gas %ld, %s, gbs %ld (cost model %s)\n\n",
          pl->pp, pl->tp, dp, pl->mbs, pl->gas, hp_schedule_name(pl->schedule),
@@ -79,20 +85,23 @@ static void print_breakdown(const hp_problem *prob, const hp_plan *pl, const hp_
              100.0 * e->mem[dv] / e->cap[dv], e->mem[dv] > e->cap[dv] ? "  OVER" : "");
     }
 
+  if (c->mem_margin > 0)
+    printf("(memory margin %g %%: a device's capacity is %g %% of its memory, e.g. %s %.3f of "
+           "%.3f GiB)\n", 100 * c->mem_margin, 100 * (1 - c->mem_margin), c->types[0].name,
+           c->types[0].mem / GIB, c->types[0].mem_total / GIB);
+
   printf("\niteration time  %.6f s = pipeline %.6f s (replica %d) + sync %.6f s (stage %d)\n",
          e->iteration_time, e->pipeline_time, e->slowest_replica, e->sync_time, e->sync_stage);
   printf("throughput      %.4f samples/s\n", e->throughput);
   printf("MFU             %.2f %%\n", 100.0 * e->mfu);
   {
-    size_t ix = (size_t)e->slowest_stage * dp + e->slowest_replica;
-    double straggle = (double)(pl->gas - 1) * e->stage_time[ix];
-    if (e->sync_time > straggle)
-      printf("bottleneck      the gradient sync of stage %d (%.6f s, replica-group bandwidth "
-             "%.3f GB/s)\n", e->sync_stage, e->sync_time, e->bdp[e->sync_stage] / 1e9);
-    else
-      printf("bottleneck      stage %d of replica %d: %.3f ms per micro-batch, x (gas-1) = "
-             "%.6f s of the pipeline\n", e->slowest_stage, e->slowest_replica,
-             e->stage_time[ix] * 1e3, straggle);
+    hp_bottleneck b;
+    char why[320];
+    hp_bottleneck_find(pl, e, &b);
+    printf("bottleneck      %s\n", hp_bottleneck_describe(&b, e, why, sizeof why));
+    printf("                (iteration = slowest stage x gas %.6f + fill and drain %.6f + "
+           "hand-offs %.6f + sync %.6f s)\n", b.term[HP_BN_STAGE], b.term[HP_BN_FILL],
+           b.term[HP_BN_HANDOFF], b.term[HP_BN_SYNC]);
   }
   if (e->feasible) {
     int tight = 0;
@@ -123,7 +132,8 @@ int cmd_evaluate(int argc, char **argv)
   hp_diag d;
   hp_err err;
   int rc = cli_parse(argc, argv, 2, "evaluate",
-                     "model cluster plan gbs schedule profile strict-profile job json out", &o);
+                     "model cluster plan gbs schedule profile strict-profile job json out "
+                     "mem-margin", &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
   if (!o.plan) {

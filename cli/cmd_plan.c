@@ -8,8 +8,8 @@
 static const char help[] =
   "usage: hetplan plan --model M --cluster C --gbs N [--solver NAME] [--schedule 1f1b|gpipe]\n"
   "                    [--profile F] [--strict-profile] [--job J] [--time-limit S]\n"
-  "                    [--seed N] [--max-work N]\n"
-  "                    [--top K] [--show-rejected] [-o plan.json]\n"
+  "                    [--seed N] [--max-work N] [--top K] [--show-rejected]\n"
+  "                    [--mem-margin F] [-o plan.json]\n"
   "\n"
   "Searches for the fastest plan that fits in memory with the named solver (default: the\n"
   "first of 'hetplan solvers') and writes the plan file: to -o, else to stdout. A summary\n"
@@ -22,7 +22,16 @@ static const char help[] =
   "refuses to plan when any cell would be estimated (exit 3). The plan file carries the\n"
   "coverage of the chosen plan (profile_coverage).\n"
   "\n"
-  "exit codes: 0 a plan was found, 6 none was found (or none fits: the solver block says\n"
+  "When no plan fits, it says whether that is proved (only a solver that covers the\n"
+  "whole space can prove it: enum, glpk, cbc) or only that none was found, then names the\n"
+  "nearest miss (the device, its stage and how many GiB it is short) and the changes that\n"
+  "would make a plan fit (larger or more GPUs, no margin, 1F1B), each re-planned and scored.\n"
+  "\n"
+  "--mem-margin F keeps the fraction F of every device's memory free (default 0, or the\n"
+  "cluster file's mem_margin: see docs/memory-margin.md). --model may be a Hugging Face\n"
+  "config.json.\n"
+  "\n"
+  "exit codes: 0 a plan was found, 6 none was found (or none fits: the message says\n"
   "which), 3 an input file is bad, 2 usage.\n";
 
 #define GIB 1073741824.0
@@ -51,6 +60,53 @@ static void print_ranking(const hp_problem *prob, const char *title, const hp_ra
   fputc('\n', stderr);
 }
 
+/* When nothing fits: the nearest miss and the changes that make a plan fit (explain.c). */
+static int explain(const hp_problem *prob, const cli_opts *o)
+{
+  const hp_cluster *c = prob->cluster;
+  hp_explain x;
+  hp_limits lim;
+  hp_diag d;
+  hp_err err;
+  char text[400];
+  cli_diag_init(&d);
+  hp_limits_init(&lim);
+  lim.time_limit = o->time_limit;
+  if ((err = hp_explain_infeasible(prob, &lim, &x, &d))) return cli_fail(&d, err);
+  if (!x.have_miss) {
+    fprintf(stderr, "hetplan: the search space is empty: no (pp, tp, dp) with dp dividing gbs %ld "
+            "and tp dividing every node's GPU count\n", prob->job.gbs);
+    return EXIT_OK_;
+  }
+  if (x.short_bytes > 0) {
+    const hp_node *nd = &c->nodes[c->dev_node[x.device]];
+    fprintf(stderr, "hetplan: nearest miss: %s\n", hp_plan_describe(x.miss, text, sizeof text));
+    fprintf(stderr, "hetplan:   device %d (stage %d, node '%s', %s) needs %.3f GiB of %.3f GiB: "
+            "short by %.3f GiB%s", x.device, x.stage, nd->name, c->types[nd->type].name,
+            x.need / GIB, x.cap / GIB, x.short_bytes / GIB, x.n_short > 1 ? "" : "\n");
+    if (x.n_short > 1) fprintf(stderr, " (%d devices are short)\n", x.n_short);
+    fprintf(stderr, "hetplan:   it already takes %s\n", x.levers);
+  }
+  if (x.n_remedies > 0) {
+    fprintf(stderr, "hetplan: %s (each re-planned with the dp solver, scored by the evaluator):\n",
+            x.short_bytes > 0 ? "what would make a plan fit" : "a plan fits all the same");
+    for (int i = 0; i < x.n_remedies; i++) {
+      const hp_remedy *m = &x.remedies[i];
+      fprintf(stderr, "hetplan:   - %s\n", m->what);
+      fprintf(stderr, "hetplan:     fits: %s: iteration %.6f s, %.4f samples/s\n",
+              hp_plan_describe(m->plan, text, sizeof text), m->time,
+              (double)m->prob->job.gbs / m->time);
+    }
+  }
+  for (int i = 0; i < x.n_tried; i++)
+    fprintf(stderr, "hetplan:   not enough: %s\n", x.tried[i]);
+  if (x.short_bytes > 0 && x.n_remedies == 0)
+    fprintf(stderr, "hetplan: no change tried makes a plan fit: a smaller model, a shorter "
+            "sequence or a cluster with far more memory is needed\n");
+  hp_explain_release(&x);
+  return EXIT_OK_;
+}
+
 int cmd_plan(int argc, char **argv)
 {
   cli_opts o;
@@ -66,7 +122,7 @@ int cmd_plan(int argc, char **argv)
   char *text = NULL;
   int rc = cli_parse(argc, argv, 2, "plan",
                      "model cluster gbs solver schedule profile strict-profile job time-limit "
-                     "seed max-work top show-rejected out",
+                     "seed max-work top show-rejected out mem-margin",
                      &o);
   if (rc) return rc;
   if (o.help) { fputs(help, stdout); return EXIT_OK_; }
@@ -106,10 +162,10 @@ int cmd_plan(int argc, char **argv)
     else fprintf(stderr, "hetplan: no rejected plan kept by solver %s\n", s->name);
   }
   if (!res.plan) {
-    fprintf(stderr, "hetplan: no plan: %s\n", res.status == HP_SOL_INFEASIBLE
-            ? "no plan of the search space fits in memory (proved)"
-            : "the solver found none within its limits");
-    rc = EXIT_NO_PLAN;
+    char why[400];
+    fprintf(stderr, "hetplan: no plan: %s\n", hp_result_no_plan_text(&res, why, sizeof why));
+    rc = explain(prob, &o);
+    if (!rc) rc = EXIT_NO_PLAN;
     goto done;
   }
   if ((rc = cli_coverage(prob, HP_COV_PLAN, res.plan, &cov))) goto done;
@@ -129,6 +185,18 @@ int cmd_plan(int argc, char **argv)
             100 * (res.objective - res.bound) / res.objective);
   else
     fprintf(stderr, "\n");
+  {
+    const hp_cluster *c = prob->cluster;
+    double h = cli_headroom(&e);
+    if (c->mem_margin > 0)
+      fprintf(stderr, "hetplan: memory margin %g %%: every device stays below %g %% of its "
+              "memory; the tightest has %.1f %% of that capacity free\n", 100 * c->mem_margin,
+              100 * (1 - c->mem_margin), 100 * h);
+    else if (h < 0.02)
+      fprintf(stderr, "hetplan: note: a device would use %.1f %% of its memory; the estimate has "
+              "no slack for allocator fragmentation: --mem-margin 0.05 keeps 5 %% free "
+              "(docs/memory-margin.md)\n", 100 * (1 - h));
+  }
   rc = cli_write(o.out, text);
 done:
   hp_coverage_destroy(&cov);

@@ -11,8 +11,13 @@ static const char usage[] =
   "sharding and recompute, scored by one cost model (docs/cost-model.md).\n"
   "\n"
   "commands:\n"
-  "  evaluate   score a plan: per-stage and per-replica times, sync, memory\n"
+  "  import-hf  turn a Hugging Face config.json into a model file\n"
   "  plan       search for the best plan with a solver and write the plan file\n"
+  "  evaluate   score a plan: per-stage and per-replica times, sync, memory\n"
+  "  report     one page on a plan: configuration, stages, throughput, MFU, memory,\n"
+  "             bottleneck, profile coverage, baselines (Markdown, or --html)\n"
+  "  export     launch settings for a plan: Megatron-LM arguments, a DeepSpeed config,\n"
+  "             or torchrun commands, with the hostfile and rank order it needs\n"
   "  compare    run several solvers on one instance and print one table\n"
   "  simulate   simulate a plan's iteration event by event (--svg: a Gantt chart)\n"
   "  draw       draw a plan's placement on the cluster as SVG\n"
@@ -24,7 +29,8 @@ static const char usage[] =
   "  solvers    list the solvers built in\n"
   "  version    print the version and the cost-model version\n"
   "\n"
-  "'hetplan <command> --help' describes each command's flags.\n"
+  "'hetplan <command> --help' describes each command's flags. Wherever --model is asked\n"
+  "for, a Hugging Face config.json will do (recognised by its keys).\n"
   "\n"
   "exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input file,\n"
   "  4 invalid plan, 5 plan does not fit in memory, 6 no plan found\n";
@@ -51,6 +57,9 @@ int main(int argc, char **argv)
   if (!strcmp(cmd, "validate")) return cmd_validate(argc, argv);
   if (!strcmp(cmd, "export-lp")) return cmd_export_lp(argc, argv);
   if (!strcmp(cmd, "decode")) return cmd_decode(argc, argv);
+  if (!strcmp(cmd, "import-hf")) return cmd_import_hf(argc, argv);
+  if (!strcmp(cmd, "export")) return cmd_export_launch(argc, argv);
+  if (!strcmp(cmd, "report")) return cmd_report(argc, argv);
   fprintf(stderr, "hetplan: unknown command '%s'\n\n%s", cmd, usage);
   return EXIT_USAGE;
 }

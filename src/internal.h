@@ -10,6 +10,9 @@
 void *hp__calloc(size_t n, size_t sz);
 /* strdup that accepts NULL (returns NULL). */
 char *hp__strdup(const char *s);
+/* The absolute path of an existing file (malloc'd); the path as given if it cannot be
+ * resolved or names no regular file (a pipe); NULL only out of memory. */
+char *hp__abs_path(const char *path);
 
 /* A growing string for writers (SVG): printf-style appends; `failed` records running
  * out of memory once, after which appends do nothing. */

@@ -54,4 +54,12 @@ void ju_describe(const cJSON *v, char *buf, size_t n);
  * directions, cost-model.md 7.2). Outputs are malloc'd n x n, bytes/s and seconds. */
 hp_err ju_bw_matrix(ju_ctx *c, const cJSON *m, const char *path, int *n, double **bw,
                     double **lat);
+
+/* --- Hugging Face configs (load_hf.c). */
+/* Whether a model file's root is an HF config.json rather than a hetplan model. */
+int hp__hf_detect(const cJSON *root);
+/* Reads an HF config's root (o may be NULL: the defaults). */
+hp_err hp__hf_read(ju_ctx *c, const cJSON *root, const hp_hf_opts *o, hp_hf_model *out);
+/* Fills `m` (zeroed) from an HF config's root, with the defaults. */
+hp_err hp__hf_model(ju_ctx *c, const cJSON *root, hp_model *m);
 #endif

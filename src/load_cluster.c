@@ -12,7 +12,7 @@
 
 static const char *const cluster_keys[] = {
   "version", "name", "source", "notes", "device_types", "nodes", "inter_gbps",
-  "inter_lat_us", "links", "bandwidth_matrix", NULL };
+  "inter_lat_us", "links", "bandwidth_matrix", "mem_margin", NULL };
 static const char *const type_keys[] = {
   "mem_gib", "reserved_gib", "tflops", "efficiency", "source", "notes", NULL };
 static const char *const node_keys[] = {
@@ -183,6 +183,12 @@ hp_err hp_cluster_parse(const char *text, const char *file, hp_cluster **out, hp
   HP_TRY(read_nodes(&c, cJSON_GetObjectItemCaseSensitive(root, "nodes"), cl));
   HP_TRY(ju_num(&c, root, "", "inter_gbps", 0, 0, 0, 1, &inter_gbps));
   HP_TRY(ju_num(&c, root, "", "inter_lat_us", 0, 0, 0, 0, &inter_lat));
+  HP_TRY(ju_num(&c, root, "", "mem_margin", 0, 0, 0, 0, &cl->mem_margin));
+  if (cl->mem_margin >= 1) {
+    err = hp_fail(d, HP_PARSE, "%s: mem_margin: %g: expected the fraction of each device's "
+                  "memory to keep free, in [0, 1) (0.1 keeps 10 %%)", file, cl->mem_margin);
+    goto done;
+  }
   HP_TRY(hp_cluster_finish(cl, inter_gbps * GBPS, inter_lat * 1e-6, d));
   links = cJSON_GetObjectItemCaseSensitive(root, "links");
   if (links) HP_TRY(read_links(&c, links, cl));
@@ -218,6 +224,10 @@ hp_err hp_cluster_load(const char *path, hp_cluster **out, hp_diag *d)
   char *text = NULL;
   hp_err err = hp_read_file(path, &text, d);
   if (!err) err = hp_cluster_parse(text, path, out, d);
+  if (!err && !((*out)->path = hp__abs_path(path))) {
+    hp_cluster_destroy(out);
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+  }
   free(text);
   return err;
 }

@@ -1,5 +1,6 @@
 /* load_model.c -- reads a model file (formats.md "Model"): explicit layers with
- * `repeat`, or a `transformer` description expanded by transformer.c. */
+ * `repeat`, or a `transformer` description expanded by transformer.c, or a Hugging Face
+ * config.json (recognised by its keys, read by load_hf.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,13 +11,14 @@
 
 static const char *const model_keys[] = {
   "version", "name", "source", "notes", "param_bytes", "grad_bytes", "state_bytes",
-  "input_bytes", "layers", "transformer", NULL };
+  "input_bytes", "tied_params", "layers", "transformer", NULL };
 static const char *const layer_keys[] = {
   "name", "kind", "params", "act_bytes", "out_bytes", "flops", "tp_comm_bytes",
   "splittable", "act_bytes_replicated", "work_bytes", "work_bytes_fixed", "repeat",
   "source", "notes", NULL };
 static const char *const tf_keys[] = {
-  "family", "layers", "hidden", "heads", "kv_heads", "seq", "vocab", "ffn", NULL };
+  "family", "layers", "hidden", "heads", "kv_heads", "seq", "vocab", "ffn", "positions",
+  "qkv_bias", "out_bias", "mlp_bias", "tied", "dtype", NULL };
 
 static hp_err read_layer(ju_ctx *c, const cJSON *o, const char *p, hp_layer *ly, long *repeat,
                          const char **name, const char **kind)
@@ -116,17 +118,32 @@ static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
   TF_INT("seq", seq, 1, 1)
   TF_INT("vocab", vocab, 1, 1)
   TF_INT("ffn", ffn, 0, 0)
+  TF_INT("positions", positions, 0, 0)
 #undef TF_INT
+  if (cJSON_GetObjectItemCaseSensitive(o, "positions") && t.positions == 0)
+    t.positions = -1;   /* 0 given: no learned positions (rotary) */
+#define TF_BOOL(key, field)                                                          \
+  { int b_; if ((err = ju_bool(c, o, p, key, 0, 0, &b_))) return err; t.field = b_; }
+  TF_BOOL("qkv_bias", qkv_bias)
+  TF_BOOL("out_bias", out_bias)
+  TF_BOOL("mlp_bias", mlp_bias)
+  TF_BOOL("tied", tied)
+#undef TF_BOOL
+  {
+    const char *dt;
+    if ((err = ju_str(c, o, p, "dtype", 0, "bf16", &dt))) return err;
+    if (hp_dtype_parse(dt) < 0)
+      return hp_fail(c->d, HP_PARSE, "%s: transformer.dtype: expected \"bf16\", \"fp16\" or "
+                     "\"fp32\", got \"%s\"", c->file, dt);
+    t.dtype = (hp_dtype)hp_dtype_parse(dt);
+  }
   err = hp_transformer_expand(&t, m, c->d);
   if (err) {
     char msg[sizeof c->d->msg];
     snprintf(msg, sizeof msg, "%s", c->d->msg);
     return hp_fail(c->d, err, "%s: %s", c->file, msg);
   }
-  if (!(m->transformer = hp__calloc(1, sizeof *m->transformer)))
-    return hp_fail(c->d, HP_NOMEM, "out of memory");
-  *m->transformer = t;
-  return HP_OK;
+  return HP_OK;   /* hp_transformer_expand kept the description in m->transformer */
 }
 
 static const char *base_name(const char *path)
@@ -147,10 +164,14 @@ hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_dia
   *out = NULL;
   HP_TRY(ju_parse(&c, text, &root));
   HP_TRY(ju_object(&c, root, ""));
-  HP_TRY(ju_version(&c, root));
-  ju_unknown_keys(&c, root, "", model_keys);
   m = hp__calloc(1, sizeof *m);
   if (!m) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  if (hp__hf_detect(root)) {   /* a Hugging Face config.json: load_hf.c */
+    HP_TRY(hp__hf_model(&c, root, m));
+    goto loaded;
+  }
+  HP_TRY(ju_version(&c, root));
+  ju_unknown_keys(&c, root, "", model_keys);
   HP_TRY(ju_str(&c, root, "", "name", 0, base_name(file), &name));
   m->name = hp__strdup(name);
   HP_TRY(ju_num(&c, root, "", "param_bytes", 0, 2, 0, 1, &m->param_bytes));
@@ -178,6 +199,16 @@ hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_dia
     HP_TRY(read_transformer(&c, tf, m));
     if (ib) m->input_bytes = in;   /* an explicit figure wins over the generator's */
   }
+  if (cJSON_GetObjectItemCaseSensitive(root, "tied_params")) {
+    HP_TRY(ju_num(&c, root, "", "tied_params", 0, 0, 0, 0, &m->tied_params));
+    if (m->tied_params > hp_model_total_params(m)) {
+      err = hp_fail(d, HP_PARSE, "%s: tied_params: %.17g exceeds the %.17g parameters of the "
+                    "layers: it counts the copies among them", file, m->tied_params,
+                    hp_model_total_params(m));
+      goto done;
+    }
+  }
+loaded:
   *out = m;
   m = NULL;
 done:
@@ -191,6 +222,10 @@ hp_err hp_model_load(const char *path, hp_model **out, hp_diag *d)
   char *text = NULL;
   hp_err err = hp_read_file(path, &text, d);
   if (!err) err = hp_model_parse(text, path, out, d);
+  if (!err && !((*out)->path = hp__abs_path(path))) {
+    hp_model_destroy(out);
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+  }
   free(text);
   return err;
 }

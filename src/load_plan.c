@@ -13,7 +13,7 @@ static const char *const plan_keys[] = {
   "notes",
   /* written by hetplan itself (plan files and `evaluate --json`): read back silently */
   "feasible", "gbs", "pipeline_time", "sync_time", "bottleneck", "out_of_memory",
-  "replica_time", "stage_breakdown", "profile_coverage", NULL };
+  "replica_time", "stage_breakdown", "profile_coverage", "inputs", NULL };
 static const char *const stage_keys[] = { "layers", "recompute", "devices", NULL };
 static const char *const job_keys[] = { "version", "gbs", "schedule", "source", "notes", NULL };
 

@@ -167,6 +167,10 @@ hp_err hp_profile_load(const char *path, hp_profile **out, hp_diag *d)
   char *text = NULL;
   hp_err err = hp_read_file(path, &text, d);
   if (!err) err = hp_profile_parse(text, path, out, d);
+  if (!err && !((*out)->path = hp__abs_path(path))) {
+    hp_profile_destroy(out);
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+  }
   free(text);
   return err;
 }

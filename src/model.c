@@ -1,6 +1,8 @@
 /* model.c -- model, cluster and profile lifetimes and small model sums. */
+#define _XOPEN_SOURCE 700   /* realpath */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
@@ -20,6 +22,15 @@ char *hp__strdup(const char *s)
   r = malloc(n);
   if (r) memcpy(r, s, n);
   return r;
+}
+
+char *hp__abs_path(const char *path)
+{
+  struct stat st;
+  char *r;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return hp__strdup(path);
+  r = realpath(path, NULL);
+  return r ? r : hp__strdup(path);
 }
 
 const char *hp_schedule_name(hp_schedule s) { return s == HP_GPIPE ? "gpipe" : "1f1b"; }
@@ -44,6 +55,7 @@ void hp_model_destroy(hp_model **pm)
   free(m->layers);
   free(m->transformer);
   free(m->name);
+  free(m->path);
   free(m);
   *pm = NULL;
 }
@@ -53,6 +65,11 @@ double hp_model_total_params(const hp_model *m)
   double s = 0;
   for (int l = 0; l < m->n_layers; l++) s += m->layers[l].params;
   return s;
+}
+
+double hp_model_unique_params(const hp_model *m)
+{
+  return hp_model_total_params(m) - m->tied_params;
 }
 
 double hp_model_total_flops(const hp_model *m)
@@ -75,6 +92,7 @@ void hp_cluster_destroy(hp_cluster **pc)
   free(c->node_bw);
   free(c->node_lat);
   free(c->dev_bw);
+  free(c->path);
   free(c->dev_lat);
   free(c->name);
   free(c);
@@ -93,6 +111,7 @@ void hp_profile_destroy(hp_profile **pp)
   free(p->measures);
   free(p->dev_bw);
   free(p->dev_lat);
+  free(p->path);
   free(p->name);
   free(p);
   *pp = NULL;

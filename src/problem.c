@@ -240,6 +240,23 @@ hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
     err = hp_fail(d, HP_INVAL, "model '%s' has no layers", model->name);
     goto done;
   }
+  if (!(cluster->mem_margin >= 0 && cluster->mem_margin < 1)) {
+    err = hp_fail(d, HP_INVAL, "cluster '%s': memory margin %g: expected a fraction in [0, 1) "
+                  "of each device's memory to keep free", cluster->name, cluster->mem_margin);
+    goto done;
+  }
+  for (int k = 0; k < cluster->n_types; k++) {
+    hp_devtype *t = &cluster->types[k];
+    if (t->mem_total <= 0) t->mem_total = t->mem;
+    t->mem = t->mem_total * (1 - cluster->mem_margin);
+    if (t->reserved >= t->mem) {
+      err = hp_fail(d, HP_INVAL, "cluster '%s': device type '%s': its reserve of %.3f GiB "
+                    "leaves nothing of %.3f GiB less the %g %% memory margin: lower the "
+                    "margin or the reserve", cluster->name, t->name, t->reserved / 1073741824.0,
+                    t->mem_total / 1073741824.0, 100 * cluster->mem_margin);
+      goto done;
+    }
+  }
   for (int n = 0; n < cluster->n_nodes; n++)
     if (cluster->nodes[n].gpus > p->max_tp) p->max_tp = cluster->nodes[n].gpus;
   if (profile && profile->n_devices > 0) {

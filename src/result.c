@@ -2,6 +2,7 @@
  * results, and the ranking a result keeps (the best fitting plans, and the fastest that
  * do not fit). Core data: the plan-file writer reads it, the solvers fill it. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,31 @@ void hp_result_init(hp_result *r)
   memset(r, 0, sizeof *r);
   r->bound = -INFINITY;
   r->objective = INFINITY;
+}
+
+int hp_result_proves_none_fits(const hp_result *r)
+{
+  return r->status == HP_SOL_INFEASIBLE && r->space == HP_SPACE_FULL && !r->plan;
+}
+
+char *hp_result_no_plan_text(const hp_result *r, char *buf, unsigned long n)
+{
+  const char *stop = hp_stop_name(r->stopped);
+  if (hp_result_proves_none_fits(r))
+    snprintf(buf, n, "no plan of the search space fits in memory (proved)");
+  else if (r->status == HP_SOL_INFEASIBLE)
+    snprintf(buf, n, "none of the plans this solver considers fits in memory (%s); not proved "
+             "for the whole space: other plans may fit", r->space_note[0] ? r->space_note
+             : "a restricted space");
+  else if (stop)
+    snprintf(buf, n, "none found before the search stopped (%s); not proved that none fits",
+             stop);
+  else if (r->space != HP_SPACE_FULL)
+    snprintf(buf, n, "none found in the part of the space this solver searches (%s); not "
+             "proved that none fits", r->space_note[0] ? r->space_note : hp_space_name(r->space));
+  else
+    snprintf(buf, n, "none found; not proved that none fits");
+  return buf;
 }
 
 void hp_result_release(hp_result *r)

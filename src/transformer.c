@@ -1,8 +1,9 @@
-/* transformer.c -- expands a GPT-2/GPT-3 or Llama-2 style transformer into explicit
- * layers (embedding, blocks, final norm, head). Formulas and their sources are in
- * docs/transformer.md: parameters and FLOPs (2 FLOPs per multiply-add, backward = 2 x
- * forward), saved activations after Korthikanti et al. 2022 (fp16, no sequence
- * parallelism, no flash attention), tensor-parallel all-reduce bytes after Megatron. */
+/* transformer.c -- expands a GPT-2/GPT-3/GPT-NeoX or Llama-2/Mistral/Qwen2 style
+ * transformer into explicit layers (embedding, blocks, final norm, head). Formulas and
+ * their sources are in docs/transformer.md: parameters and FLOPs (2 FLOPs per
+ * multiply-add, backward = 2 x forward), saved activations after Korthikanti et al. 2022
+ * (b-byte elements, 2 for bf16/fp16; no sequence parallelism, no flash attention),
+ * tensor-parallel all-reduce bytes after Megatron. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,22 @@ int hp_tf_family_parse(const char *s)
   return -1;
 }
 
+int hp_dtype_parse(const char *s)
+{
+  if (!s) return -1;
+  if (!strcmp(s, "bf16")) return HP_DTYPE_BF16;
+  if (!strcmp(s, "fp16")) return HP_DTYPE_FP16;
+  if (!strcmp(s, "fp32")) return HP_DTYPE_FP32;
+  return -1;
+}
+
+const char *hp_dtype_name(hp_dtype t)
+{
+  return t == HP_DTYPE_FP32 ? "fp32" : t == HP_DTYPE_FP16 ? "fp16" : "bf16";
+}
+
+int hp_dtype_bytes(hp_dtype t) { return t == HP_DTYPE_FP32 ? 4 : 2; }
+
 static hp_err set_layer(hp_layer *ly, const char *name, const char *kind)
 {
   ly->name = hp__strdup(name);
@@ -30,6 +47,8 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   double s = t->seq, h = t->hidden, a = t->heads, V = t->vocab;
   double kv = t->kv_heads > 0 ? t->kv_heads : t->heads;
   double hk = h * kv / a;   /* width of the K and V projections */
+  double b = hp_dtype_bytes(t->dtype);   /* activation element, bytes */
+  double pos = t->positions > 0 ? t->positions : t->positions == 0 && gpt ? s : 0;
   double f;
   int n = t->layers + 3;
   hp_layer *L;
@@ -43,6 +62,9 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   if (t->kv_heads > 0 && t->heads % t->kv_heads != 0)
     return hp_fail(d, HP_INVAL, "transformer.kv_heads: %d does not divide heads %d",
                    t->kv_heads, t->heads);
+  if (pos > 0 && pos < s)
+    return hp_fail(d, HP_INVAL, "transformer.seq: %d exceeds the %g learned positions: a "
+                   "sequence can be at most that long", t->seq, pos);
   if (t->ffn > 0) f = t->ffn;
   else if (gpt) f = 4 * h;
   else f = 256.0 * (double)((8 * (long)t->hidden / 3 + 255) / 256);
@@ -50,51 +72,57 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   L = hp__calloc((size_t)n, sizeof *L);
   if (!L) return hp_fail(d, HP_NOMEM, "out of memory for %d layers", n);
 
-  /* Embedding: token table (and learned positions in GPT); a lookup, no matmul FLOPs;
+  /* Embedding: token table (and learned positions); a lookup, no matmul FLOPs;
    * vocab-parallel under TP, one forward all-reduce of its output. */
-  L[0].params = V * h + (gpt ? s * h : 0);
+  L[0].params = V * h + pos * h;
   L[0].act_bytes = gpt ? s * h : 0;     /* GPT's embedding-dropout mask, 1 byte */
   L[0].act_repl = L[0].act_bytes;
-  L[0].out_bytes = 2 * s * h;
-  L[0].tp_comm = 2 * s * h;
+  L[0].out_bytes = b * s * h;
+  L[0].tp_comm = b * s * h;
   L[0].splittable = 1;
 
   for (int i = 0; i < t->layers; i++) {
-    hp_layer *b = &L[1 + i];
+    hp_layer *bl = &L[1 + i];
     double proj = 2 * h * h + 2 * h * hk;           /* Q, O and the K, V projections */
-    double mlp = gpt ? 2 * h * f : 3 * h * f;       /* GELU MLP or SwiGLU */
-    b->params = proj + mlp + (gpt ? 2 * h + 2 * hk + f + h + 4 * h : 2 * h);
-    b->flops = 3.0 * (2 * s * proj + 4 * s * s * h + 2 * s * mlp);
+    double mlp = gpt ? 2 * h * f : 3 * h * f;       /* GELU MLP or gated (SwiGLU) */
+    if (gpt)   /* biases of QKV, O and the MLP; two LayerNorms */
+      bl->params = proj + mlp + 2 * h + 2 * hk + f + h + 4 * h;
+    else       /* two RMSNorms; the optional biases */
+      bl->params = proj + mlp + 2 * h + (t->qkv_bias ? h + 2 * hk : 0) + (t->out_bias ? h : 0)
+                   + (t->mlp_bias ? 2 * f + h : 0);
+    bl->flops = 3.0 * (2 * s * proj + 4 * s * s * h + 2 * s * mlp);
     if (gpt) {
-      /* attention 7sh + 4s hk + 5as^2, MLP 3sh + 4sf, two LayerNorms 4sh */
-      b->act_bytes = 14 * s * h + 4 * s * hk + 4 * s * f + 5 * a * s * s;
-      b->act_repl = 10 * s * h;   /* LN inputs, dropout masks, QKV and MLP inputs */
+      /* attention (3b+1) sh + 2b s hk + (2b+1) as^2, MLP (b+1) sh + 2b sf, two LayerNorms
+       * 2b sh (1-byte dropout masks); at b = 2: 14 sh + 4 s hk + 4 sf + 5 as^2 */
+      bl->act_bytes = (6 * b + 2) * s * h + 2 * b * s * hk + 2 * b * s * f + (2 * b + 1) * a * s * s;
+      bl->act_repl = (4 * b + 2) * s * h;   /* LN inputs, dropout masks, QKV and MLP inputs */
     } else {
-      /* attention 6sh + 4s hk + 2as^2, SwiGLU 2sh + 8sf, two RMSNorms 4sh */
-      b->act_bytes = 12 * s * h + 4 * s * hk + 8 * s * f + 2 * a * s * s;
-      b->act_repl = 8 * s * h;    /* norm inputs, QKV and MLP inputs */
+      /* attention 3b sh + 2b s hk + b as^2, gated MLP b sh + 4b sf, two RMSNorms 2b sh;
+       * at b = 2: 12 sh + 4 s hk + 8 sf + 2 as^2 */
+      bl->act_bytes = 6 * b * s * h + 2 * b * s * hk + 4 * b * s * f + b * a * s * s;
+      bl->act_repl = 4 * b * s * h;         /* norm inputs, QKV and MLP inputs */
     }
-    b->out_bytes = 2 * s * h;
-    b->tp_comm = 8 * s * h;       /* two all-reduces forward, two backward, 2sh bytes each */
-    b->splittable = 1;
+    bl->out_bytes = b * s * h;
+    bl->tp_comm = 4 * b * s * h;  /* two all-reduces forward, two backward, b sh bytes each */
+    bl->splittable = 1;
   }
 
   hp_layer *fn = &L[1 + t->layers], *hd = &L[2 + t->layers];
   fn->params = gpt ? 2 * h : h;   /* replicated under TP */
-  fn->act_bytes = 2 * s * h;
-  fn->act_repl = 2 * s * h;
-  fn->out_bytes = 2 * s * h;
+  fn->act_bytes = b * s * h;
+  fn->act_repl = b * s * h;
+  fn->out_bytes = b * s * h;
   fn->splittable = 0;
 
-  /* Head: an untied copy of the token table (as Megatron keeps it when pipelined),
+  /* Head: a copy of the token table when tied (as Megatron keeps it when pipelined),
    * vocab-parallel; fp32 logits saved for the loss, their gradient a transient. */
   hd->params = V * h;
   hd->flops = 3.0 * 2 * s * h * V;
-  hd->act_bytes = 2 * s * h + 4 * s * V;
-  hd->act_repl = 2 * s * h;
+  hd->act_bytes = b * s * h + 4 * s * V;
+  hd->act_repl = b * s * h;
   hd->work_bytes = 4 * s * V;
   hd->out_bytes = 4;              /* the loss */
-  hd->tp_comm = 2 * s * h;        /* backward all-reduce of the input gradient */
+  hd->tp_comm = b * s * h;        /* backward all-reduce of the input gradient */
   hd->splittable = 1;
 
   hp_err err = set_layer(&L[0], "embed", "embed");
@@ -110,10 +138,22 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
     free(L);
     return hp_fail(d, HP_NOMEM, "out of memory");
   }
+  {
+    hp_transformer *arch = malloc(sizeof *arch);
+    if (!arch) {
+      for (int i = 0; i < n; i++) { free(L[i].name); free(L[i].kind); }
+      free(L);
+      return hp_fail(d, HP_NOMEM, "out of memory");
+    }
+    *arch = *t;
+    free(m->transformer);
+    m->transformer = arch;
+  }
   for (int i = 0; i < m->n_layers; i++) { free(m->layers[i].name); free(m->layers[i].kind); }
   free(m->layers);
   m->layers = L;
   m->n_layers = n;
   m->input_bytes = 8 * s;         /* int64 token ids */
+  m->tied_params = t->tied ? V * h : 0;
   return HP_OK;
 }

@@ -3,6 +3,7 @@
  * breakdown (hetplan evaluate --json). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "json_util.h"
 
@@ -30,6 +31,7 @@ hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d)
     cJSON_AddNumberToObject(root, "grad_bytes", m->grad_bytes);
     cJSON_AddNumberToObject(root, "state_bytes", m->state_bytes);
     cJSON_AddNumberToObject(root, "input_bytes", m->input_bytes);
+    if (m->tied_params > 0) cJSON_AddNumberToObject(root, "tied_params", m->tied_params);
     arr = cJSON_AddArrayToObject(root, "layers");
     ok = arr != NULL;
     for (int l = 0; ok && l < m->n_layers; l++) {
@@ -101,12 +103,30 @@ static int add_plan(cJSON *root, const hp_plan *pl, const hp_eval *e)
   return 1;
 }
 
+/* Where the plan's problem came from, so that commands reading the plan need no more
+ * flags: the files (as given when loaded), gbs, schedule and memory margin. */
+static void add_inputs(cJSON *root, const hp_problem *prob)
+{
+  cJSON *in;
+  if (!prob || !(in = cJSON_AddObjectToObject(root, "inputs"))) return;
+  /* a pipe's name (/dev/fd/63) is no use later */
+#define FILE_PATH(p) ((p) && strncmp((p), "/dev/", 5) && strncmp((p), "/proc/", 6))
+  if (FILE_PATH(prob->model->path)) cJSON_AddStringToObject(in, "model", prob->model->path);
+  if (FILE_PATH(prob->cluster->path)) cJSON_AddStringToObject(in, "cluster", prob->cluster->path);
+  if (prob->profile && FILE_PATH(prob->profile->path))
+    cJSON_AddStringToObject(in, "profile", prob->profile->path);
+#undef FILE_PATH
+  cJSON_AddNumberToObject(in, "gbs", (double)prob->job.gbs);
+  cJSON_AddStringToObject(in, "schedule", hp_schedule_name(prob->job.schedule));
+  cJSON_AddNumberToObject(in, "mem_margin", prob->cluster->mem_margin);
+}
+
 hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
                        const hp_result *res, const char *solver_name, char **out, hp_diag *d)
 {
   cJSON *root = cJSON_CreateObject();
   int ok = root && add_plan(root, plan, e);
-  (void)prob;
+  if (ok) add_inputs(root, prob);
   if (ok && res) {
     cJSON *s = cJSON_AddObjectToObject(root, "solver");
     ok = s != NULL;
@@ -133,6 +153,7 @@ hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
   cJSON *root = cJSON_CreateObject(), *st, *rep, *bn;
   int ok = root && add_plan(root, plan, e);
   int dp = plan->dp;
+  if (ok) add_inputs(root, prob);
   if (ok) {
     cJSON_AddNumberToObject(root, "gbs", (double)prob->job.gbs);
     cJSON_AddNumberToObject(root, "pipeline_time", e->pipeline_time);
@@ -140,9 +161,21 @@ hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
     ok = (bn = cJSON_AddObjectToObject(root, "bottleneck")) != NULL;
   }
   if (ok) {
+    hp_bottleneck b;
+    cJSON *terms;
+    hp_bottleneck_find(plan, e, &b);
+    cJSON_AddStringToObject(bn, "kind", hp_bn_name(b.kind));
+    cJSON_AddNumberToObject(bn, "seconds", b.term[b.kind]);
+    cJSON_AddNumberToObject(bn, "share", b.share);
     cJSON_AddNumberToObject(bn, "replica", e->slowest_replica);
     cJSON_AddNumberToObject(bn, "stage", e->slowest_stage);
     cJSON_AddNumberToObject(bn, "sync_stage", e->sync_stage);
+    if ((terms = cJSON_AddObjectToObject(bn, "terms")) != NULL) {
+      cJSON_AddNumberToObject(terms, "slowest_stage", b.term[HP_BN_STAGE]);
+      cJSON_AddNumberToObject(terms, "fill_drain", b.term[HP_BN_FILL]);
+      cJSON_AddNumberToObject(terms, "handoffs", b.term[HP_BN_HANDOFF]);
+      cJSON_AddNumberToObject(terms, "sync", b.term[HP_BN_SYNC]);
+    }
     if (!e->feasible) {
       cJSON *o = cJSON_AddObjectToObject(root, "out_of_memory");
       ok = o != NULL;

@@ -6,6 +6,7 @@
 #define HP_IO_H
 
 #include "hp_solver.h"
+#include "hp_transformer.h"
 
 hp_err hp_model_load(const char *path, hp_model **out, hp_diag *d);
 hp_err hp_cluster_load(const char *path, hp_cluster **out, hp_diag *d);
@@ -18,6 +19,24 @@ hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d);
 /* Reads a plan for `prob` (shape and ranges checked here, the rest by
  * hp_plan_validate). Output figures in the file (iteration_time, ...) are ignored. */
 hp_err hp_plan_load(const char *path, const hp_problem *prob, hp_plan **out, hp_diag *d);
+
+/* What a plan file says besides the plan (load_plan_info.c): its "inputs" block, which
+ * hp_plan_to_json writes from the problem (file paths as they were given, gbs, schedule,
+ * margin), and its "solver" block. Absent parts: NULL, 0, -1 (schedule, mem_margin),
+ * NAN (lower_bound), has_solver 0. Release with hp_plan_info_release. */
+typedef struct hp_plan_info {
+  char *model, *cluster, *profile;
+  long gbs;
+  int schedule;
+  double mem_margin;
+  int has_solver;
+  char solver[32], status[16], space[16];
+  double lower_bound;
+} hp_plan_info;
+
+hp_err hp_plan_info_load(const char *path, hp_plan_info *info, hp_diag *d);
+hp_err hp_plan_info_parse(const char *text, const char *name, hp_plan_info *info, hp_diag *d);
+void hp_plan_info_release(hp_plan_info *info);
 
 /* Parses from memory; `name` stands for the file name in messages. */
 hp_err hp_model_parse(const char *text, const char *name, hp_model **out, hp_diag *d);
@@ -38,6 +57,37 @@ hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
 /* The evaluator's breakdown as JSON (what `hetplan evaluate --json` prints). */
 hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
                        char **out, hp_diag *d);
+
+/* --- Hugging Face configs (load_hf.c, docs/import-hf.md). A model file that is an HF
+ * config.json (no "layers" or "transformer"; one of model_type, architectures,
+ * num_hidden_layers, n_layer) is read by hp_model_load through these, with the defaults. */
+
+typedef struct hp_hf_opts {
+  int seq;              /* sequence length; 0: max_position_embeddings, at most 4096 */
+  hp_dtype dtype;       /* bf16 (the default), fp16 or fp32 */
+} hp_hf_opts;
+
+typedef struct hp_hf_model {
+  char name[256];       /* _name_or_path's last part, else the config's folder, else the file */
+  char style[16];       /* the architecture read: llama, mistral, qwen2, gpt2, gpt_neox */
+  hp_transformer tf;    /* what the generator expands */
+  double param_bytes, grad_bytes, state_bytes;
+} hp_hf_model;
+
+/* Reads a config: Llama, Mistral, Qwen2, GPT-2 and GPT-NeoX keys (hidden_size or n_embd,
+ * num_hidden_layers or n_layer, intermediate_size or n_inner, num_attention_heads or
+ * n_head, num_key_value_heads, vocab_size, max_position_embeddings or n_positions,
+ * tie_word_embeddings, attention_bias, mlp_bias); `o` may be NULL (the defaults). Other
+ * keys are ignored silently; mixture-of-experts configs and a head_dim other than
+ * hidden / heads are refused. */
+hp_err hp_hf_parse(const char *text, const char *file, const hp_hf_opts *o, hp_hf_model *out,
+                   hp_diag *d);
+hp_err hp_hf_load(const char *path, const hp_hf_opts *o, hp_hf_model *out, hp_diag *d);
+/* The model of an imported config (expanded; hp_model_destroy). */
+hp_err hp_hf_expand(const hp_hf_model *h, hp_model **out, hp_diag *d);
+/* The model file `hetplan import-hf` writes: name, bytes per parameter, a "transformer"
+ * block, and a source line naming `source` and the parameter count. */
+hp_err hp_hf_model_to_json(const hp_hf_model *h, const char *source, char **out, hp_diag *d);
 
 /* Reads a whole file into a NUL-terminated malloc'd buffer. */
 hp_err hp_read_file(const char *path, char **out, hp_diag *d);

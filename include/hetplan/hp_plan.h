@@ -43,6 +43,11 @@ void hp_plan_place_in_order(hp_plan *plan);
  * get the remainder). Requires pp <= n_layers. */
 void hp_plan_split_even(hp_plan *plan);
 
+/* The plan's configuration in one line (plan_text.c): "pp 2, tp 1, dp 2, mbs 1 (gas 4);
+ * layers per stage 2+2; recompute on stage 1; ZeRO-3 on layer 1". Writes at most n bytes
+ * and returns buf. */
+char *hp_plan_describe(const hp_plan *plan, char *buf, unsigned long n);
+
 static inline int hp_stage_last(const hp_plan *p, int s) { return p->first[s + 1] - 1; }
 
 #endif

@@ -30,15 +30,22 @@ typedef struct hp_model {
   double grad_bytes;   /* bytes per gradient element in the DP sync, default 2 */
   double state_bytes;  /* bytes of model state per parameter, default 16 */
   double input_bytes;  /* I_0 per sample, default 0 */
+  double tied_params;  /* parameters that are copies of another layer's (a head tied to
+                        * the embedding): held in memory, not counted in the model's size */
   int n_layers;
   hp_layer *layers;
+  char *path;          /* the file it was loaded from (hp_model_load), else NULL */
   struct hp_transformer *transformer;  /* what the layers were expanded from (hp_transformer.h),
                                           NULL for a model given as explicit layers */
 } hp_model;
 
 typedef struct hp_devtype {
   char *name;
-  double mem;          /* capacity, bytes */
+  double mem;          /* usable capacity, bytes: mem_total less the memory margin once the
+                        * problem is bound (hp_problem_create); what every solver and the
+                        * evaluator test M against */
+  double mem_total;    /* the device's whole memory as the cluster file gives it, bytes
+                        * (set when the problem binds), for display */
   double reserved;     /* framework and runtime overhead, bytes */
   double peak;         /* FLOP/s */
   double eff;          /* achievable fraction of peak, (0, 1] */
@@ -65,6 +72,9 @@ typedef struct hp_cluster {
   double *node_lat;    /* [n_nodes^2] node-pair latency, seconds */
   double *dev_bw;      /* [n_devices^2] profiled device matrix, NULL if none (symmetric) */
   double *dev_lat;     /* [n_devices^2] */
+  double mem_margin;   /* fraction of every device's memory kept free, [0, 1): the file's
+                        * "mem_margin" or --mem-margin; applied once, by hp_problem_create */
+  char *path;          /* the file it was loaded from (hp_cluster_load), else NULL */
 } hp_cluster;
 
 /* One measured point: fwd+bwd time of one micro-batch. */
@@ -84,6 +94,7 @@ typedef struct hp_profile {
   double *dev_bw;         /* [n_devices^2] symmetric (min of both directions), bytes/s */
   double *dev_lat;        /* [n_devices^2] symmetric (max of both directions), seconds */
   int n_collectives;      /* parsed and checked, not a cost term (cost-model.md 7.3) */
+  char *path;             /* the file it was loaded from (hp_profile_load), else NULL */
 } hp_profile;
 
 typedef enum { HP_1F1B = 0, HP_GPIPE = 1 } hp_schedule;
@@ -118,8 +129,11 @@ void hp_model_destroy(hp_model **m);
 void hp_cluster_destroy(hp_cluster **c);
 void hp_profile_destroy(hp_profile **p);
 
-/* Sums over the model: parameters and forward+backward FLOPs per sample. */
+/* Sums over the model: parameters and forward+backward FLOPs per sample. The parameter
+ * sum counts every layer's (what memory holds, a tied head's copy included). */
 double hp_model_total_params(const hp_model *m);
+/* The model's size as published: the sum less tied copies (tied_params). */
+double hp_model_unique_params(const hp_model *m);
 double hp_model_total_flops(const hp_model *m);
 
 /* Fills the node-pair tables and device numbering of a cluster whose types and nodes
@@ -132,10 +146,29 @@ hp_err hp_cluster_finish(hp_cluster *c, double inter_bw, double inter_lat, hp_di
  * (matrix size; unknown device types warn and are ignored) and against the model: a
  * profile with layer_times none of which is for one of the model's layer kinds on one
  * of the cluster's device types is an error (HP_INVAL) that names the file and says
- * what does not match. How much of the problem the profile covers: hp_coverage.h. */
+ * what does not match. How much of the problem the profile covers: hp_coverage.h.
+ * Applies the cluster's memory margin: each type's usable capacity `mem` becomes
+ * mem_total * (1 - mem_margin), the one place the margin enters, so that the evaluator
+ * and every solver see it alike. */
 hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
                          hp_profile *profile, hp_job job, hp_diag *d);
 void hp_problem_destroy(hp_problem **p);
+
+/* --- Copies and "what if" edits (copy.c): what re-planning on a changed cluster needs.
+ * Each returns a deep copy owned by the caller. */
+hp_err hp_model_copy(const hp_model *src, hp_model **out, hp_diag *d);
+hp_err hp_cluster_copy(const hp_cluster *src, hp_cluster **out, hp_diag *d);
+hp_err hp_profile_copy(const hp_profile *src, hp_profile **out, hp_diag *d);
+/* A problem bound from copies of src's model and profile, with `cluster` (taken over,
+ * also on failure; NULL: a copy of src's) and `job`. A copied cluster keeps each type's
+ * mem_total, so binding applies its (possibly changed) margin afresh. */
+hp_err hp_problem_copy_with(const hp_problem *src, hp_cluster *cluster, hp_job job,
+                            hp_problem **out, hp_diag *d);
+/* Appends `count` nodes like node `like` (type, GPUs, inside links), named
+ * "<like>+1", ...: linked to the old nodes as `like` is, and to `like` and to each other
+ * by `bw` (bytes/s) and `lat` (s). HP_NOTSUP for a cluster with a device matrix. */
+hp_err hp_cluster_add_nodes(hp_cluster *c, int like, int count, double bw, double lat,
+                            hp_diag *d);
 
 /* Bandwidth (bytes/s) and latency (s) between two distinct devices
  * (cost-model.md section 1: profiled matrix, else intra-node, else link figures). */

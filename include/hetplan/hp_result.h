@@ -100,6 +100,13 @@ typedef struct hp_result {
 } hp_result;
 
 void hp_result_init(hp_result *r);
+/* Why a result holds no plan, in words that say whether it is proved that none fits:
+ * only status INFEASIBLE over HP_SPACE_FULL is ("no plan of the search space fits in
+ * memory (proved)"); otherwise the search found none, and the text says where it looked
+ * (the space note) or why it stopped. Writes at most n bytes and returns buf. */
+char *hp_result_no_plan_text(const hp_result *r, char *buf, unsigned long n);
+/* 1 if the result proves that no plan of cost-model.md section 5 fits. */
+int hp_result_proves_none_fits(const hp_result *r);
 /* Offers a scored plan to the result: keeps a copy if it ranks among the best `top`
  * fitting (or rejected) plans, and keeps `plan`/`objective`/`status` on the best that
  * fits. Solvers with an outer loop call it for every candidate. */

@@ -1,12 +1,17 @@
-/* hp_transformer.h -- expands a transformer description (GPT-2/GPT-3 or Llama-2 style)
- * into explicit layers: embedding, N blocks, final norm, head. The formulas are in
- * docs/transformer.md (parameters, FLOPs, activations after Korthikanti et al. 2022). */
+/* hp_transformer.h -- expands a transformer description (GPT-2/GPT-3/GPT-NeoX or
+ * Llama-2/Mistral/Qwen2 style) into explicit layers: embedding, N blocks, final norm,
+ * head. The formulas are in docs/transformer.md (parameters, FLOPs, activations after
+ * Korthikanti et al. 2022). */
 #ifndef HP_TRANSFORMER_H
 #define HP_TRANSFORMER_H
 
 #include "hp_problem.h"
 
 typedef enum { HP_TF_GPT = 0, HP_TF_LLAMA = 1 } hp_tf_family;
+
+/* The training precision: bf16 and fp16 mixed precision (2-byte activations, weights
+ * and gradients) or fp32 (4 bytes). */
+typedef enum { HP_DTYPE_BF16 = 0, HP_DTYPE_FP16 = 1, HP_DTYPE_FP32 = 2 } hp_dtype;
 
 typedef struct hp_transformer {
   hp_tf_family family;
@@ -17,14 +22,28 @@ typedef struct hp_transformer {
   int seq;        /* s */
   int vocab;      /* V */
   int ffn;        /* MLP inner size; 0: 4h (gpt) or Llama's 256-rounded 8h/3 */
+  int positions;  /* rows of a learned position table: 0 the family's default (gpt: seq,
+                   * llama: none), -1 none (rotary, as GPT-NeoX) */
+  int qkv_bias;   /* llama family: biases on Q, K, V (Qwen2); gpt has every bias */
+  int out_bias;   /* llama family: a bias on the attention output (Llama attention_bias) */
+  int mlp_bias;   /* llama family: biases on the three MLP matrices (Llama mlp_bias) */
+  int tied;       /* the head is the token table (GPT-2): its copy counts in memory (as
+                   * Megatron keeps one on the last stage), not in the model's size */
+  hp_dtype dtype; /* element size of activations and of what TP and pipelines send */
 } hp_transformer;
 
 /* Parses "gpt" or "llama"; -1 otherwise. */
 int hp_tf_family_parse(const char *s);
+/* Parses "bf16", "fp16" or "fp32"; -1 otherwise. */
+int hp_dtype_parse(const char *s);
+const char *hp_dtype_name(hp_dtype t);
+/* Bytes of an element: 2, or 4 for fp32. */
+int hp_dtype_bytes(hp_dtype t);
 
 /* Replaces m->layers by the expansion of `t` (m->input_bytes is set to the token ids,
- * 8 bytes per position). Checks the sizes (positive, heads dividing hidden, kv_heads
- * dividing heads). */
+ * 8 bytes per position; m->tied_params to the head's size when tied). Checks the sizes
+ * (positive, heads dividing hidden, kv_heads dividing heads, seq within learned
+ * positions). */
 hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d);
 
 #endif

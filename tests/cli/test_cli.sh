@@ -79,8 +79,8 @@ expect plan_default_reevaluates 0 "iteration time" -- $H evaluate "${AMP[@]}" --
 expect plan_top 0 "    3   " -- $H plan "${AMP[@]}" --top 3 -o /dev/null
 expect plan_show_rejected 0 "fastest plans that do not fit (never recommended)" -- $H plan "${AMP[@]}" --top 2 --show-rejected -o /dev/null
 expect plan_bad_top 2 "--top: expected an integer in 1..1000" -- $H plan "${AMP[@]}" --top 0
-expect compare_tiny_enum_proves 0 "enum            optimal        0.770504" -- $H compare "${tiny[@]}"
-expect compare_tiny_gap 0 "dp              feasible       0.770504    10.3828     66.6%" -- $H compare "${tiny[@]}"
+expect compare_tiny_enum_proves 0 "enum            optimal          0.770504" -- $H compare "${tiny[@]}"
+expect compare_tiny_gap 0 "dp              feasible         0.770504    10.3828     66.6%" -- $H compare "${tiny[@]}"
 expect compare_json 0 '"best_bound": 0.770504000000000' -- $H compare "${tiny[@]}" --json
 expect compare_unknown_solver 2 "unknown solver 'nope'" -- $H compare "${tiny[@]}" --solvers dp,nope
 expect osdp_refuses_uneven_gbs 0 "osdp            refused: osdp: data parallelism only needs gbs (6) to be a multiple of the 4 devices" -- $H compare "${tiny[@]}" --gbs 6 --solvers osdp
@@ -93,7 +93,7 @@ n_solvers=$($H solvers | wc -l)
 names=$($H solvers | awk '{print $1}' | paste -sd'|')
 while read -r model cluster gbs extra; do
   out=$($H compare --model models/$model --cluster models/$cluster --gbs $gbs $extra --time-limit 2 2>&1); rc=$?
-  rows=$(echo "$out" | grep -Ec "^($names) +(feasible|optimal|no-plan|infeasible|refused: .+)")
+  rows=$(echo "$out" | grep -Ec "^($names) +(feasible|optimal|no-plan|infeasible|does-not-fit|refused: .+)")
   if [ $rc -eq 0 ] && [ "$rows" -eq "$n_solvers" ]; then ok "every_solver_on_${cluster%.json}"
   else bad "every_solver_on_${cluster%.json}" "exit $rc, $rows of $n_solvers rows" "$(echo "$out" | tail -4)"; fi
 done <<'SETUPS'
@@ -133,7 +133,7 @@ expect validate_json 0 '"spearman":' -- $H validate "${tiny[@]}" --samples 20 --
 # --- the MIP: glpk and cbc on the tiny instance, export-lp through glpsol and cbc, decode
 for s in glpk cbc; do
   if built $s; then
-    expect ${s}_tiny 0 "$(printf '%-15s optimal        0.770504' $s)" -- $H compare "${tiny[@]}" --solvers $s,enum
+    expect ${s}_tiny 0 "$(printf '%-15s optimal          0.770504' $s)" -- $H compare "${tiny[@]}" --solvers $s,enum
     expect ${s}_proves_infeasible 6 "no plan of the search space fits in memory (proved)" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 8 --solver $s
   else
     skip ${s}_tiny "this build lacks $s"

@@ -1,0 +1,50 @@
+/* cli_inputs.c -- a plan file names the files it was planned from ("inputs", written by
+ * `plan`); commands that read a plan take --model, --cluster, --profile, --gbs, --schedule
+ * and --mem-margin from it when they are not given. Flags always win. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The path as written, or relative to the plan file's folder if it is not found from here. */
+static const char *resolve(const char *plan, const char *path, char *buf, size_t n)
+{
+  const char *slash = strrchr(plan, '/');
+  if (path[0] == '/' || access(path, R_OK) == 0 || !slash) return path;
+  snprintf(buf, n, "%.*s/%s", (int)(slash - plan), plan, path);
+  return access(buf, R_OK) == 0 ? buf : path;
+}
+
+int cli_plan_inputs(cli_opts *o)
+{
+  static char model[4096], cluster[4096], profile[4096];
+  hp_plan_info in;
+  hp_diag d;
+  int all_files;
+  if (!o->plan || (o->model && o->cluster && (o->gbs > 0 || o->job))) return 0;
+  cli_diag_init(&d);
+  d.warn = NULL;
+  if (hp_plan_info_load(o->plan, &in, &d) != HP_OK) return 0;   /* the plan loader says why */
+  all_files = !o->model && !o->cluster;
+  if (!o->model && in.model) {
+    const char *r = resolve(o->plan, in.model, model, sizeof model);
+    if (r != model) snprintf(model, sizeof model, "%s", r);
+    o->model = model;
+  }
+  if (!o->cluster && in.cluster) {
+    const char *r = resolve(o->plan, in.cluster, cluster, sizeof cluster);
+    if (r != cluster) snprintf(cluster, sizeof cluster, "%s", r);
+    o->cluster = cluster;
+  }
+  if (all_files && !o->profile && in.profile) {
+    const char *r = resolve(o->plan, in.profile, profile, sizeof profile);
+    if (r != profile) snprintf(profile, sizeof profile, "%s", r);
+    o->profile = profile;
+  }
+  if (o->gbs <= 0 && !o->job && in.gbs > 0) o->gbs = in.gbs;
+  if (!o->schedule && in.schedule >= 0) o->schedule = hp_schedule_name((hp_schedule)in.schedule);
+  if (o->mem_margin < 0 && in.mem_margin > 0) o->mem_margin = in.mem_margin;
+  hp_plan_info_release(&in);
+  return 1;
+}

@@ -1,0 +1,69 @@
+/* hp_launch.h -- from a plan to a launch: the rank order that realises its placement
+ * (which global rank runs on which node and GPU) and the settings of Megatron-LM,
+ * DeepSpeed and torchrun (docs/export.md, with the sources of every argument name and
+ * rank order). Writers return strings; nothing here prints. */
+#ifndef HP_LAUNCH_H
+#define HP_LAUNCH_H
+
+#include "hp_plan.h"
+
+/* The order in which a framework numbers the slots of a plan (stage s, replica r, TP
+ * rank j). Megatron-LM's default "tp-cp-ep-dp-pp" and DeepSpeed's pipe/data/model
+ * topology: rank = j + tp (r + dp s); Megatron's --use-tp-pp-dp-mapping:
+ * rank = j + tp (s + pp r). */
+typedef enum { HP_ORDER_TP_DP_PP = 0, HP_ORDER_TP_PP_DP = 1 } hp_rank_order;
+
+const char *hp_rank_order_name(hp_rank_order o);   /* "tp-dp-pp", "tp-pp-dp" */
+
+static inline int hp_rank_of_slot(const hp_plan *p, hp_rank_order o, int s, int r, int j)
+{
+  return o == HP_ORDER_TP_DP_PP ? j + p->tp * (r + p->dp * s) : j + p->tp * (s + p->pp * r);
+}
+
+/* The launch that realises a plan under an order: a launcher (torchrun, DeepSpeed's)
+ * gives node i of its list the global ranks [first_rank[i], first_rank[i] + count[i]),
+ * and local rank q on it the q-th GPU of its CUDA_VISIBLE_DEVICES. That realises the
+ * placement iff every node's ranks are contiguous ("contiguous"); DeepSpeed's --include
+ * also sorts a node's GPUs, so it needs them ascending with the rank ("ascending"). */
+typedef struct hp_rank_map {
+  hp_rank_order order;
+  int n_ranks;
+  int *device;          /* [n_ranks] device of global rank k (plan->dev of its slot) */
+  int *gpu;             /* [n_ranks] that device's GPU index on its node */
+  int contiguous, ascending;
+  int n_nodes;          /* in launch order: */
+  int *node;            /* [n_nodes] cluster node index */
+  int *first_rank;      /* [n_nodes] */
+  int *count;           /* [n_nodes] */
+  char why[256];        /* when not contiguous: the node whose ranks are split */
+} hp_rank_map;
+
+hp_err hp_rank_map_build(const hp_problem *prob, const hp_plan *plan, hp_rank_order order,
+                         hp_rank_map *map, hp_diag *d);
+/* The first order (default first) that is contiguous, and ascending too if `ascending`;
+ * if none is, the default order's map (contiguous = 0). */
+hp_err hp_rank_map_choose(const hp_problem *prob, const hp_plan *plan, int ascending,
+                          hp_rank_map *map, hp_diag *d);
+void hp_rank_map_release(hp_rank_map *map);
+
+typedef enum { HP_LAUNCH_MEGATRON = 0, HP_LAUNCH_DEEPSPEED, HP_LAUNCH_TORCHRUN } hp_launch_format;
+
+/* Parses "megatron", "deepspeed", "torchrun"; -1 otherwise. */
+int hp_launch_format_parse(const char *s);
+
+typedef struct hp_launch_opts {
+  const char *script;    /* the training script; NULL: pretrain_gpt.py (megatron), train.py */
+  const char *master;    /* the rendezvous host; NULL: the first node of the launch order */
+  int port;              /* 0: 29500 */
+  const char *plan_name; /* for the header, may be NULL */
+  int config_only;       /* deepspeed: the JSON config alone */
+} hp_launch_opts;
+
+/* The launch as a shell script (or, with config_only, DeepSpeed's JSON): the plan's
+ * configuration, what the framework cannot express of it with the evaluator's figures for
+ * the plan as the framework would run it, the framework's settings, and one launch line
+ * per node in node-rank order with its CUDA_VISIBLE_DEVICES. `o` may be NULL. */
+hp_err hp_launch_write(const hp_problem *prob, const hp_plan *plan, hp_launch_format f,
+                       const hp_launch_opts *o, char **out, hp_diag *d);
+
+#endif

@@ -1,0 +1,86 @@
+/* load_plan_info.c -- what a plan file says beyond the plan: the "inputs" block (where
+ * its model, cluster and profile came from; gbs, schedule, margin) and the "solver" block
+ * (who found it, its status, the space searched and the proved bound). Commands that
+ * read a plan take their missing flags from here; `report` shows the bound. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json_util.h"
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num_of(const cJSON *o, const char *key, double def)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : def;
+}
+
+void hp_plan_info_release(hp_plan_info *in)
+{
+  if (!in) return;
+  free(in->model);
+  free(in->cluster);
+  free(in->profile);
+  memset(in, 0, sizeof *in);
+}
+
+hp_err hp_plan_info_parse(const char *text, const char *file, hp_plan_info *in, hp_diag *d)
+{
+  ju_ctx c = { file, d };
+  cJSON *root = NULL;
+  const cJSON *ip, *sv;
+  hp_err err;
+  memset(in, 0, sizeof *in);
+  in->schedule = -1;
+  in->mem_margin = -1;
+  in->lower_bound = NAN;
+  HP_TRY(ju_parse(&c, text, &root));
+  HP_TRY(ju_object(&c, root, ""));
+  ip = cJSON_GetObjectItemCaseSensitive(root, "inputs");
+  if (cJSON_IsObject(ip)) {
+    const char *m = str_of(ip, "model"), *cl = str_of(ip, "cluster"), *pr = str_of(ip, "profile");
+    const char *sch = str_of(ip, "schedule");
+    double g = num_of(ip, "gbs", 0);
+    in->model = hp__strdup(m);
+    in->cluster = hp__strdup(cl);
+    in->profile = hp__strdup(pr);
+    if ((m && !in->model) || (cl && !in->cluster) || (pr && !in->profile)) {
+      err = hp_fail(d, HP_NOMEM, "out of memory");
+      goto done;
+    }
+    if (g >= 1 && g == floor(g) && g < 1e15) in->gbs = (long)g;
+    if (sch) in->schedule = hp_schedule_parse(sch);
+    in->mem_margin = num_of(ip, "mem_margin", -1);
+    if (!(in->mem_margin >= 0 && in->mem_margin < 1)) in->mem_margin = -1;
+  }
+  sv = cJSON_GetObjectItemCaseSensitive(root, "solver");
+  if (cJSON_IsObject(sv)) {
+    const char *name = str_of(sv, "name"), *st = str_of(sv, "status"), *sp = str_of(sv, "space");
+    in->has_solver = 1;
+    snprintf(in->solver, sizeof in->solver, "%s", name ? name : "unknown");
+    snprintf(in->status, sizeof in->status, "%s", st ? st : "");
+    snprintf(in->space, sizeof in->space, "%s", sp ? sp : "");
+    in->lower_bound = num_of(sv, "lower_bound", NAN);
+  }
+  err = HP_OK;
+done:
+  cJSON_Delete(root);
+  if (err) hp_plan_info_release(in);
+  return err;
+}
+
+hp_err hp_plan_info_load(const char *path, hp_plan_info *in, hp_diag *d)
+{
+  char *text = NULL;
+  hp_err err = hp_read_file(path, &text, d);
+  memset(in, 0, sizeof *in);
+  if (!err) err = hp_plan_info_parse(text, path, in, d);
+  free(text);
+  return err;
+}

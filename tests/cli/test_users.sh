@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# test_users.sh -- issue 12 end to end: a Hugging Face config in (import-hf, or given as
+# --model), plan, export (the launch script run with a stand-in torchrun), report (its
+# HTML's SVGs rendered by rsvg-convert), explained infeasibility, the memory margin and
+# compare's ranking. Ends with "users: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+H=${HETPLAN:-build/hetplan}
+H=$(cd "$(dirname "$H")" && pwd)/$(basename "$H")
+T=examples/tiny
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0; failed=0
+
+ok()  { passed=$((passed + 1)); echo "ok $((passed + failed)) $1"; }
+bad() { failed=$((failed + 1)); echo "not ok $((passed + failed)) $1"; shift; printf '  %s\n' "$@"; }
+expect() {   # expect NAME CODE TEXT -- cmd...
+  local name=$1 code=$2 text=$3; shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$code" ]; then bad "$name" "exit $rc, expected $code" "$(echo "$out" | tail -3)"; return; fi
+  if [ -n "$text" ] && ! grep -qF -- "$text" <<<"$out"; then
+    bad "$name" "output lacks: $text" "$(echo "$out" | tail -3)"; return
+  fi
+  ok "$name"
+}
+tiny=(--model $T/model.json --cluster $T/cluster.json)
+
+# --- import-hf: Llama-2-70B's config.json as its model card publishes it
+mkdir -p $tmp/Llama-2-70b-hf
+cat > $tmp/Llama-2-70b-hf/config.json <<'EOF'
+{ "architectures": ["LlamaForCausalLM"], "bos_token_id": 1, "eos_token_id": 2,
+  "hidden_act": "silu", "hidden_size": 8192, "initializer_range": 0.02,
+  "intermediate_size": 28672, "max_position_embeddings": 4096, "model_type": "llama",
+  "num_attention_heads": 64, "num_hidden_layers": 80, "num_key_value_heads": 8,
+  "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": null,
+  "tie_word_embeddings": false, "torch_dtype": "float16", "transformers_version": "4.31.0.dev0",
+  "use_cache": true, "vocab_size": 32000 }
+EOF
+expect import_hf_llama70b 0 "Llama-2-70b-hf (llama style): 80 blocks, hidden 8192, 64 heads (8 key/value), seq 4096, bf16: 68976648192 parameters" \
+  -- $H import-hf $tmp/Llama-2-70b-hf/config.json -o $tmp/l70.json
+if $H import-hf $tmp/Llama-2-70b-hf/config.json 2>&1 >/dev/null | grep -q warning; then bad import_hf_no_warnings "unknown keys warned"; else ok import_hf_no_warnings; fi
+expect import_hf_model_loads 0 "68.9766 B parameters" -- $H describe --model $tmp/l70.json
+expect import_hf_help 0 "usage: hetplan import-hf config.json" -- $H import-hf --help
+expect import_hf_missing 2 "missing the config file" -- $H import-hf
+expect import_hf_bad_dtype 2 "--dtype: expected bf16, fp16 or fp32, got 'fp8'" -- $H import-hf $tmp/Llama-2-70b-hf/config.json --dtype fp8
+expect import_hf_no_file 3 "cannot open 'nope/config.json'" -- $H import-hf nope/config.json
+sed 's/"vocab_size": 32000/"vocab_size": 32000, "num_local_experts": 8/' $tmp/Llama-2-70b-hf/config.json > $tmp/moe.json
+expect import_hf_refuses_moe 3 "num_local_experts: 8 experts: mixture-of-experts models are not supported" -- $H import-hf $tmp/moe.json
+
+# a config given directly as --model
+cat > $tmp/small.json <<'EOF'
+{ "model_type": "llama", "hidden_act": "silu", "hidden_size": 256, "intermediate_size": 688,
+  "num_attention_heads": 8, "num_key_value_heads": 2, "num_hidden_layers": 4,
+  "max_position_embeddings": 128, "vocab_size": 1000, "tie_word_embeddings": false }
+EOF
+expect plan_hf_config_as_model 0 "solver dp: feasible" -- $H plan --model $tmp/small.json --cluster $T/cluster.json --gbs 8 -o $tmp/small.plan.json
+expect evaluate_hf_config_as_model 0 "model    small: 7 layers" -- $H evaluate $tmp/small.plan.json
+
+# --- plan, then export from the plan file alone
+expect plan_llama70b 0 "pp 8 tp 8 dp 2 mbs 1" -- $H plan --model $tmp/l70.json --cluster models/pipette-high-16x8-a100.json --gbs 256 -o $tmp/l70.plan.json
+expect export_megatron 0 "wrote $tmp/launch.sh" -- $H export --format megatron $tmp/l70.plan.json -o $tmp/launch.sh
+for a in "--num-query-groups 8" "--tensor-model-parallel-size 8" "--pipeline-model-parallel-size 8" "--micro-batch-size 1" \
+         "--global-batch-size 256" "--num-layers 80" "--hidden-size 8192" "--ffn-hidden-size 28672" \
+         "--group-query-attention" "--swiglu" "--normalization RMSNorm" "--untie-embeddings-and-output-weights" "--bf16"; do
+  grep -qF -- "  $a" $tmp/launch.sh || { bad "export_megatron_has ($a)" "missing in $tmp/launch.sh"; continue; }
+done
+ok export_megatron_arguments
+if bash -n $tmp/launch.sh; then ok export_megatron_script_parses; else bad export_megatron_script_parses "bash -n failed"; fi
+# run node rank 3's line with a stand-in torchrun that prints what it was given
+mkdir -p $tmp/bin
+cat > $tmp/bin/torchrun <<'EOF'
+#!/bin/sh
+echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES CUDA_DEVICE_MAX_CONNECTIONS=$CUDA_DEVICE_MAX_CONNECTIONS torchrun $*"
+EOF
+chmod +x $tmp/bin/torchrun
+out=$(PATH=$tmp/bin:$PATH bash $tmp/launch.sh 3 2>&1)
+if grep -qF "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nnodes 16 --node-rank 3 --nproc-per-node 8 --master-addr a100-00 --master-port 29500 pretrain_gpt.py --tensor-model-parallel-size 8" <<<"$out" &&
+   grep -qF "note: node rank 3 is planned for host a100-03" <<<"$out"; then ok export_megatron_script_runs
+else bad export_megatron_script_runs "$out"; fi
+out=$(PATH=$tmp/bin:$PATH bash $tmp/launch.sh 16 2>&1); rc=$?
+if [ $rc -eq 2 ] && grep -qF "expected 0..15" <<<"$out"; then ok export_script_rejects_bad_node_rank; else bad export_script_rejects_bad_node_rank "rc $rc: $out"; fi
+expect export_deepspeed 0 '"gradient_accumulation_steps": 128' -- $H export --format deepspeed $tmp/l70.plan.json
+expect export_deepspeed_json 0 '"train_micro_batch_size_per_gpu": 1' -- $H export --format deepspeed --json $tmp/l70.plan.json
+expect export_torchrun 0 "torchrun --nnodes 16" -- $H export --format torchrun $tmp/l70.plan.json
+expect export_needs_format 2 "missing --format" -- $H export $tmp/l70.plan.json
+expect export_bad_format 2 "--format: expected megatron, deepspeed or torchrun, got 'slurm'" -- $H export --format slurm $tmp/l70.plan.json
+expect export_json_only_deepspeed 2 "--json is for --format deepspeed" -- $H export --format megatron --json $tmp/l70.plan.json
+
+# --- report: Markdown, and HTML whose pictures render
+expect report_markdown 0 "## Bottleneck" -- $H report $tmp/l70.plan.json --solvers dp,megatron
+out=$($H report $tmp/l70.plan.json --solvers megatron 2>&1)
+for s in "## Configuration" "## Throughput" "| tokens per second |" "| tokens per GPU per second |" "| MFU |" \
+         "## Stages" "## Memory" "## Profile coverage" "## Compared with the baselines" "## Bound" "| megatron |"; do
+  grep -qF -- "$s" <<<"$out" || { bad "report_has ($s)" "$(echo "$out" | head -5)"; continue; }
+done
+ok report_sections
+expect report_html 0 "wrote $tmp/r.html" -- $H report --html --solvers none $T/plan.json "${tiny[@]}" --gbs 8 -o $tmp/r.html
+n=$(grep -c "<svg" $tmp/r.html)
+awk -v d=$tmp '/<svg/{f=1; n++; out=d "/fig" n ".svg"} f{print > out} /<\/svg>/{f=0}' $tmp/r.html
+rendered=0
+for f in $tmp/fig*.svg; do
+  if rsvg-convert "$f" -o "${f%.svg}.png" 2>$tmp/rsvg.err && [ "$(head -c 8 "${f%.svg}.png" | od -An -tx1 | tr -d ' ')" = "89504e470d0a1a0a" ]; then
+    rendered=$((rendered + 1))
+  else bad "report_svg_renders ($f)" "$(cat $tmp/rsvg.err)"; fi
+done
+if [ "$n" -eq 2 ] && [ "$rendered" -eq 2 ] && grep -q "</html>" $tmp/r.html; then ok report_html_svgs_render; else bad report_html_svgs_render "$n svgs, $rendered rendered"; fi
+expect report_unknown_solver 2 "unknown solver 'nope'" -- $H report $T/plan.json "${tiny[@]}" --gbs 8 --solvers nope
+
+# --- explained infeasibility
+expect plan_dp_not_proved 6 "none found in the part of the space this solver searches" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4
+expect plan_nearest_miss 6 "device 0 (stage 0, node 'a', fast) needs 3.975 GiB of 1.000 GiB: short by 2.975 GiB" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4
+expect plan_remedy_larger 6 "fast GPUs with 4 GiB instead of 1" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4
+expect plan_enum_proved 6 "no plan of the search space fits in memory (proved)" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4 --solver enum
+expect plan_megatron_not_proved 6 "not proved that none fits" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4 --solver megatron
+
+# --- the memory margin: flag, cluster key, errors
+expect margin_flag 0 "memory margin 68 %" -- $H plan "${tiny[@]}" --gbs 64 --solver enum --mem-margin 0.68 -o $tmp/m.json
+expect margin_read_back 0 "(memory margin 68 %" -- $H evaluate $tmp/m.json
+sed 's/"inter_gbps": 80/"inter_gbps": 80, "mem_margin": 0.68/' $T/cluster.json > $tmp/cm.json
+expect margin_key 0 "iteration 7.083797 s" -- $H plan --model $T/model.json --cluster $tmp/cm.json --gbs 64 --solver enum
+expect margin_bad_flag 2 "--mem-margin: expected the fraction of memory to keep free, in [0, 1)" -- $H plan "${tiny[@]}" --gbs 8 --mem-margin 1.5
+sed 's/"inter_gbps": 80/"inter_gbps": 80, "mem_margin": 2/' $T/cluster.json > $tmp/cb.json
+expect margin_bad_key 3 "mem_margin: 2: expected the fraction" -- $H plan --model $T/model.json --cluster $tmp/cb.json --gbs 8
+
+# --- compare: a plan that does not fit is never ranked; configurations shown
+L70=(--model models/llama2-70b.json --cluster models/hethub-mix-2amd+10acc.json --gbs 192 --solvers amp,dp)
+out=$($H compare "${L70[@]}" 2>&1)
+if grep -Eq "^amp +does-not-fit .* - +OOM: dev 0 \+29\.88 GiB +pp 12, tp 4, dp 2" <<<"$out" && grep -Eq "^dp +feasible .* 1 +\+0\.00% +pp 12, tp 8" <<<"$out"; then ok compare_oom_not_ranked
+else bad compare_oom_not_ranked "$out"; fi
+out=$($H compare "${L70[@]}" --json 2>&1)
+if grep -q '"name": "amp", "status": "does-not-fit", .*"rank": null' <<<"$out" && grep -q '"config": { "pp": 12, "tp": 8, "dp": 1, "mbs": 1' <<<"$out"; then ok compare_json_rank_and_config
+else bad compare_json_rank_and_config "$out"; fi
+
+# --- the issue's bottleneck case through the command line: gas 1, sync 0.003 s of 0.55 s
+cat > $tmp/one.json <<'EOF'
+{ "layers": [ { "name": "x", "params": 1.5e6, "act_bytes": 0, "out_bytes": 1, "flops": 0.547e12 } ] }
+EOF
+cat > $tmp/two.json <<'EOF'
+{ "device_types": { "g": { "mem_gib": 1, "tflops": 1 } }, "nodes": [ { "name": "n", "type": "g", "gpus": 2, "intra_gbps": 8 } ] }
+EOF
+cat > $tmp/one.plan.json <<'EOF'
+{ "pp": 1, "tp": 1, "dp": 2, "mbs": 1, "stages": [ { "layers": [0, 0], "devices": [[0], [1]] } ] }
+EOF
+expect bottleneck_gas1 0 "bottleneck      stage 0 of replica 0: 547.000 ms per micro-batch x gas 1 = 0.547000 s, 99.5 % of the iteration" \
+  -- $H evaluate --model $tmp/one.json --cluster $tmp/two.json --gbs 2 --plan $tmp/one.plan.json
+
+echo "users: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,247 @@
+/* test_hf.c -- Hugging Face config.json import (src/load_hf.c): parameter counts against
+ * the published figures, the keys of each style, the direct use as a model file, and the
+ * refusals. The configs are written here, as their model cards publish them. */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "fixtures.h"
+
+static const char llama2_7b[] =
+  "{ \"architectures\": [\"LlamaForCausalLM\"], \"bos_token_id\": 1, \"eos_token_id\": 2,"
+  "  \"hidden_act\": \"silu\", \"hidden_size\": 4096, \"initializer_range\": 0.02,"
+  "  \"intermediate_size\": 11008, \"max_position_embeddings\": 4096, \"model_type\": \"llama\","
+  "  \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 32,"
+  "  \"pretraining_tp\": 1, \"rms_norm_eps\": 1e-05, \"rope_scaling\": null,"
+  "  \"tie_word_embeddings\": false, \"torch_dtype\": \"float16\", \"use_cache\": true,"
+  "  \"vocab_size\": 32000 }";
+
+static const char llama2_70b[] =
+  "{ \"_name_or_path\": \"meta-llama/Llama-2-70b-hf\", \"architectures\": [\"LlamaForCausalLM\"],"
+  "  \"hidden_act\": \"silu\", \"hidden_size\": 8192, \"intermediate_size\": 28672,"
+  "  \"max_position_embeddings\": 4096, \"model_type\": \"llama\", \"num_attention_heads\": 64,"
+  "  \"num_hidden_layers\": 80, \"num_key_value_heads\": 8, \"rms_norm_eps\": 1e-05,"
+  "  \"tie_word_embeddings\": false, \"vocab_size\": 32000 }";
+
+static const char gpt2_medium[] =
+  "{ \"activation_function\": \"gelu_new\", \"architectures\": [\"GPT2LMHeadModel\"],"
+  "  \"attn_pdrop\": 0.1, \"embd_pdrop\": 0.1, \"model_type\": \"gpt2\", \"n_ctx\": 1024,"
+  "  \"n_embd\": 1024, \"n_head\": 16, \"n_inner\": null, \"n_layer\": 24, \"n_positions\": 1024,"
+  "  \"resid_pdrop\": 0.1, \"vocab_size\": 50257 }";
+
+static const char neox_20b[] =
+  "{ \"architectures\": [\"GPTNeoXForCausalLM\"], \"hidden_act\": \"gelu_fast\","
+  "  \"hidden_size\": 6144, \"intermediate_size\": 24576, \"max_position_embeddings\": 2048,"
+  "  \"model_type\": \"gpt_neox\", \"num_attention_heads\": 64, \"num_hidden_layers\": 44,"
+  "  \"rotary_pct\": 0.25, \"tie_word_embeddings\": false, \"use_parallel_residual\": true,"
+  "  \"vocab_size\": 50432 }";
+
+static const char qwen2_7b[] =
+  "{ \"architectures\": [\"Qwen2ForCausalLM\"], \"hidden_act\": \"silu\", \"hidden_size\": 3584,"
+  "  \"intermediate_size\": 18944, \"max_position_embeddings\": 131072, \"model_type\": \"qwen2\","
+  "  \"num_attention_heads\": 28, \"num_hidden_layers\": 28, \"num_key_value_heads\": 4,"
+  "  \"rope_theta\": 1000000.0, \"sliding_window\": 131072, \"tie_word_embeddings\": false,"
+  "  \"use_sliding_window\": false, \"vocab_size\": 152064 }";
+
+static const char mistral_7b[] =
+  "{ \"architectures\": [\"MistralForCausalLM\"], \"hidden_act\": \"silu\", \"hidden_size\": 4096,"
+  "  \"intermediate_size\": 14336, \"max_position_embeddings\": 32768, \"model_type\": \"mistral\","
+  "  \"num_attention_heads\": 32, \"num_hidden_layers\": 32, \"num_key_value_heads\": 8,"
+  "  \"sliding_window\": 4096, \"tie_word_embeddings\": false, \"vocab_size\": 32000 }";
+
+static void count_warning(void *ctx, const char *msg)
+{
+  (void)msg;
+  (*(int *)ctx)++;
+}
+
+/* Imports with the options, expands, and returns the model; counts warnings. */
+static hp_model *import(const char *text, int seq, hp_dtype dt, hp_hf_model *h, int *warnings)
+{
+  hp_hf_opts o = { seq, dt };
+  hp_diag d = {0};
+  hp_model *m = NULL;
+  int w = 0;
+  d.warn = count_warning;
+  d.warn_ctx = &w;
+  if (hp_hf_parse(text, "config.json", &o, h, &d) || hp_hf_expand(h, &m, &d)) {
+    fprintf(stderr, "import failed: %s\n", d.msg);
+    exit(3);
+  }
+  if (warnings) *warnings = w;
+  return m;
+}
+
+/* The published sizes within 0.5 % (the requirement); the counts here are exact. */
+TEST(hf_llama2_7b_70b_and_gpt2_medium_match_their_published_sizes)
+{
+  hp_hf_model h;
+  hp_model *m;
+  int w;
+
+  m = import(llama2_7b, 0, HP_DTYPE_BF16, &h, &w);
+  CHECK(!strcmp(h.style, "llama"));
+  CHECK_INT(w, 0);                                      /* 19 other keys, no warnings */
+  CHECK_INT(h.tf.seq, 4096);
+  CHECK_NEAR(hp_model_unique_params(m), 6738415616.0, 0.005);   /* Meta: 6,738,415,616 */
+  CHECK_NEAR(hp_model_unique_params(m), 6738415616.0, 0);
+  CHECK_INT(m->n_layers, 35);
+  hp_model_destroy(&m);
+
+  m = import(llama2_70b, 0, HP_DTYPE_BF16, &h, NULL);
+  CHECK(!strcmp(h.name, "Llama-2-70b-hf"));
+  CHECK_INT(h.tf.kv_heads, 8);                          /* grouped-query attention */
+  CHECK_NEAR(hp_model_unique_params(m), 68976648192.0, 0.005);  /* 68,976,648,192 */
+  CHECK_NEAR(hp_model_unique_params(m), 68976648192.0, 0);
+  /* a block: Q and O 2h^2, K and V 2 h (h/8), a gated MLP of 3 matrices 3 h f, 2 norms */
+  CHECK_NEAR(m->layers[1].params, 2.0 * 8192 * 8192 + 2.0 * 8192 * 1024 + 3.0 * 8192 * 28672
+             + 2 * 8192, 0);
+  hp_model_destroy(&m);
+
+  m = import(gpt2_medium, 0, HP_DTYPE_BF16, &h, NULL);
+  CHECK(!strcmp(h.style, "gpt2"));
+  CHECK(h.tf.tied);                                     /* GPT-2's default */
+  CHECK_INT(h.tf.seq, 1024);                            /* n_positions */
+  CHECK_NEAR(hp_model_unique_params(m), 354823168.0, 0.005);   /* 354,823,168 */
+  CHECK_NEAR(hp_model_unique_params(m), 354823168.0, 0);
+  /* the tied head's copy is held in memory all the same */
+  CHECK_NEAR(m->tied_params, 50257.0 * 1024, 0);
+  CHECK_NEAR(hp_model_total_params(m), 354823168.0 + 50257.0 * 1024, 0);
+  hp_model_destroy(&m);
+}
+
+TEST(hf_neox_qwen2_mistral_counts)
+{
+  hp_hf_model h;
+  hp_model *m;
+  int w;
+  /* GPT-NeoX-20B: 20,554,567,680 (rotary: no position table; untied) */
+  m = import(neox_20b, 0, HP_DTYPE_BF16, &h, NULL);
+  CHECK(!strcmp(h.style, "gpt_neox"));
+  CHECK_INT(h.tf.positions, -1);
+  CHECK_NEAR(hp_model_unique_params(m), 20554567680.0, 0);
+  CHECK_NEAR(m->layers[0].params, 50432.0 * 6144, 0);
+  hp_model_destroy(&m);
+  /* Qwen2-7B: 7,615,616,512 with the Q, K, V biases its code adds; 131072 positions give
+   * a 4096-token default and a warning */
+  m = import(qwen2_7b, 0, HP_DTYPE_BF16, &h, &w);
+  CHECK_INT(h.tf.qkv_bias, 1);
+  CHECK_INT(h.tf.seq, 4096);
+  CHECK_INT(w, 1);
+  CHECK_NEAR(hp_model_unique_params(m), 7615616512.0, 0);
+  hp_model_destroy(&m);
+  /* Mistral-7B: 7,241,732,096 */
+  m = import(mistral_7b, 8192, HP_DTYPE_BF16, &h, &w);
+  CHECK_INT(h.tf.seq, 8192);
+  CHECK_INT(w, 0);
+  CHECK_NEAR(hp_model_unique_params(m), 7241732096.0, 0);
+  hp_model_destroy(&m);
+}
+
+TEST(hf_llama_biases_and_dtype)
+{
+  char text[2048];
+  hp_hf_model h;
+  hp_model *a, *b, *c;
+  double h_ = 4096, f = 11008;
+  a = import(llama2_7b, 0, HP_DTYPE_BF16, &h, NULL);
+  snprintf(text, sizeof text, "%.*s, \"attention_bias\": true, \"mlp_bias\": true }",
+           (int)(strrchr(llama2_7b, '}') - llama2_7b), llama2_7b);
+  b = import(text, 0, HP_DTYPE_BF16, &h, NULL);
+  /* Q, K, V, O biases 4h (no GQA here) and gate, up, down 2f + h, per block */
+  CHECK_NEAR(b->layers[1].params - a->layers[1].params, 4 * h_ + 2 * f + h_, 0);
+  /* fp32: 4-byte weights and gradients; every 2-byte activation doubles, the fp32 logits
+   * (4 s V) do not */
+  c = import(llama2_7b, 0, HP_DTYPE_FP32, &h, NULL);
+  CHECK_NEAR(c->param_bytes, 4, 0);
+  CHECK_NEAR(c->grad_bytes, 4, 0);
+  CHECK_NEAR(a->param_bytes, 2, 0);
+  CHECK_NEAR(c->layers[1].act_bytes, 2 * a->layers[1].act_bytes, 0);
+  CHECK_NEAR(c->layers[1].out_bytes, 2 * 4096.0 * 4096 * 2, 0);
+  CHECK_NEAR(c->layers[34].act_bytes - 4.0 * 4096 * 32000, 2 * (a->layers[34].act_bytes - 4.0 * 4096 * 32000), 0);
+  hp_model_destroy(&a);
+  hp_model_destroy(&b);
+  hp_model_destroy(&c);
+}
+
+/* A config given where a model file is expected loads as the import with the defaults
+ * would, and the model file import-hf writes expands to the same layers. */
+TEST(hf_config_is_a_model_file_and_the_import_round_trips)
+{
+  hp_diag d = {0};
+  hp_model *direct = NULL, *round = NULL, *ref;
+  hp_hf_model h;
+  char *json = NULL;
+  ref = import(gpt2_medium, 0, HP_DTYPE_BF16, &h, NULL);
+  CHECK(hp_model_parse(gpt2_medium, "gpt2/config.json", &direct, &d) == HP_OK);
+  CHECK(!strcmp(direct->name, "gpt2"));                 /* the folder names it */
+  CHECK(hp_hf_model_to_json(&h, "config.json", &json, &d) == HP_OK);
+  CHECK_CONTAINS(json, "\"tied\":\ttrue");
+  CHECK_CONTAINS(json, "354823168 parameters");
+  CHECK(hp_model_parse(json, "m.json", &round, &d) == HP_OK);
+  CHECK_INT(direct->n_layers, ref->n_layers);
+  CHECK_INT(round->n_layers, ref->n_layers);
+  for (int l = 0; l < ref->n_layers; l++) {
+    CHECK_NEAR(direct->layers[l].params, ref->layers[l].params, 0);
+    CHECK_NEAR(round->layers[l].params, ref->layers[l].params, 0);
+    CHECK_NEAR(round->layers[l].act_bytes, ref->layers[l].act_bytes, 0);
+    CHECK_NEAR(round->layers[l].flops, ref->layers[l].flops, 0);
+    CHECK_NEAR(round->layers[l].work_bytes, ref->layers[l].work_bytes, 0);
+  }
+  CHECK_NEAR(round->tied_params, ref->tied_params, 0);
+  CHECK_NEAR(direct->tied_params, ref->tied_params, 0);
+  free(json);
+  hp_model_destroy(&direct);
+  hp_model_destroy(&round);
+  hp_model_destroy(&ref);
+}
+
+TEST(hf_refusals_name_the_key)
+{
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"mixtral\", \"hidden_act\": \"silu\","
+                                " \"hidden_size\": 4096, \"num_hidden_layers\": 32,"
+                                " \"num_attention_heads\": 32, \"intermediate_size\": 14336,"
+                                " \"vocab_size\": 32000, \"max_position_embeddings\": 4096,"
+                                " \"num_local_experts\": 8 }"),
+                 "m.json: num_local_experts: 8 experts: mixture-of-experts models are not supported");
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"llama\", \"num_hidden_layers\": 2 }"),
+                 "m.json: \"hidden_size\" or \"n_embd\": missing");
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"llama\", \"hidden_size\": 5120,"
+                                " \"num_hidden_layers\": 40, \"num_attention_heads\": 32,"
+                                " \"head_dim\": 128, \"intermediate_size\": 14336,"
+                                " \"vocab_size\": 131072, \"max_position_embeddings\": 4096 }"),
+                 "m.json: head_dim: 128 differs from hidden size / heads = 160");
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"llama\", \"hidden_size\": \"big\","
+                                " \"num_hidden_layers\": 2 }"),
+                 "m.json: hidden_size: expected an integer");
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"t5\", \"num_hidden_layers\": 2,"
+                                " \"hidden_size\": 64 }"),
+                 "model_type: \"t5\": not one hetplan reads");
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"llama\", \"hidden_size\": 64,"
+                                " \"num_hidden_layers\": 2, \"num_attention_heads\": 4,"
+                                " \"num_key_value_heads\": 3, \"intermediate_size\": 128,"
+                                " \"vocab_size\": 100, \"max_position_embeddings\": 64 }"),
+                 "num_key_value_heads: 3 does not divide the 4 attention heads");
+  {   /* GPT-2's learned positions bound the sequence */
+    hp_hf_opts o = { 2048, HP_DTYPE_BF16 };
+    hp_hf_model h;
+    hp_diag d = {0};
+    CHECK(hp_hf_parse(gpt2_medium, "c.json", &o, &h, &d) == HP_INVAL);
+    CHECK_CONTAINS(d.msg, "c.json: n_positions: 1024 learned positions: a sequence of 2048 "
+                   "tokens does not fit");
+  }
+}
+
+TEST(hf_unknown_model_type_is_read_by_its_keys_with_a_warning)
+{
+  hp_hf_model h;
+  int w;
+  char text[1024];
+  hp_model *m;
+  snprintf(text, sizeof text, "%s", llama2_7b);
+  memcpy(strstr(text, "\"llama\""), "\"llamb\"", 7);
+  m = import(text, 0, HP_DTYPE_BF16, &h, &w);
+  CHECK_INT(w, 1);
+  CHECK(!strcmp(h.style, "llama"));
+  CHECK_NEAR(hp_model_unique_params(m), 6738415616.0, 0);
+  hp_model_destroy(&m);
+}
