@@ -4,8 +4,9 @@
  * sums. A dynamic program over (stage, next layer) keeps, for each state, the Pareto
  * frontier of (max stage time, max sync, sum of stage and hand-off times); the
  * objective (gas-1) max t + sum + max sync is monotone in all three, so the frontier
- * holds an optimal partial solution (proof in docs/search.md). States whose lower bound
- * exceeds the incumbent are pruned. */
+ * holds an optimal partial solution (proof in docs/search.md). Per stage: recompute or
+ * not, and sharding of no layer, every layer, or the shortest suffix that fits. States
+ * whose lower bound exceeds the incumbent are pruned. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +19,15 @@ void hp__dp_opts_init(hp_dp_opts *o)
   o->allow_recompute = 1;
   o->allow_zdp = 1;
   o->cutoff = INFINITY;
+  o->deadline = INFINITY;
 }
 
 typedef struct point {
   double mt, q, sum;   /* max stage time, max sync, sum of stage and hand-off times */
   int prev;            /* pool index of the point this one extends, -1 at the start */
   int start;           /* first layer of the stage this point added */
-  unsigned char rec, zdp;
+  int zfrom;           /* zdp 2: the stage's layers from zfrom on are sharded */
+  unsigned char rec, zdp;   /* zdp: 0 none, 1 every layer, 2 a suffix (zfrom) */
 } point;
 
 typedef struct plist { int n, cap, *ix; } plist;
@@ -43,6 +46,7 @@ typedef struct dp_ctx {
   /* per layer */
   double *zpre;         /* [L+1] prefix sums of param_bytes P / t_l */
   double *gpre;         /* [L+1] prefix sums of grad_bytes P / t_l */
+  double *spre;         /* [L+1] prefix sums of state_bytes P / t_l */
   double *rest;         /* [L+1] sum over l >= i of the fastest time of layer l anywhere */
   /* the frontier */
   point *pool;
@@ -92,6 +96,16 @@ static hp_err insert(dp_ctx *c, plist *f, const point *pt)
     if (!(pt->mt <= x->mt && pt->q <= x->q && pt->sum <= x->sum)) f->ix[w++] = f->ix[i];
   }
   f->n = w;
+  if (c->o->max_frontier > 0 && f->n >= c->o->max_frontier) {   /* drop the least promising */
+    int worst = 0;
+    for (int i = 1; i < f->n; i++) {
+      const point *x = &c->pool[f->ix[i]], *y = &c->pool[f->ix[worst]];
+      if (objective(c, x->mt, x->q, x->sum) > objective(c, y->mt, y->q, y->sum)) worst = i;
+    }
+    const point *y = &c->pool[f->ix[worst]];
+    if (objective(c, pt->mt, pt->q, pt->sum) >= objective(c, y->mt, y->q, y->sum)) return HP_OK;
+    f->ix[worst] = f->ix[--f->n];
+  }
   if ((id = push_point(c, pt)) < 0) return HP_NOMEM;
   if (f->n == f->cap) {
     int ncap = f->cap ? f->cap * 2 : 8;
@@ -121,13 +135,15 @@ static hp_err prepare(dp_ctx *c)
   c->emax = hp__calloc((size_t)pp * L, sizeof *c->emax);
   c->zpre = hp__calloc((size_t)L + 1, sizeof *c->zpre);
   c->gpre = hp__calloc((size_t)L + 1, sizeof *c->gpre);
+  c->spre = hp__calloc((size_t)L + 1, sizeof *c->spre);
   c->f = hp__calloc((size_t)(pp + 1) * (L + 1), sizeof *c->f);
   c->rest = hp__calloc((size_t)L + 1, sizeof *c->rest);
-  if (!c->nclass || !c->sclass || !c->pre || !c->emax || !c->zpre || !c->gpre || !c->f || !c->rest)
+  if (!c->nclass || !c->sclass || !c->pre || !c->emax || !c->zpre || !c->gpre || !c->spre || !c->f || !c->rest)
     return HP_NOMEM;
   for (int l = 0; l < L; l++) {
     c->zpre[l + 1] = c->zpre[l] + c->k.layer[l].param;
     c->gpre[l + 1] = c->gpre[l] + c->k.layer[l].grad;
+    c->spre[l + 1] = c->spre[l] + c->k.layer[l].state;
   }
   for (int k = 0; k < nk; k++) {
     double *pk = &c->pre[(size_t)k * (L + 1)];
@@ -162,7 +178,31 @@ static hp_err prepare(dp_ctx *c)
 }
 
 /* One way to run layers i..j on stage s: its time, sync and whether it fits. */
-typedef struct option { double t, q; unsigned char rec, zdp; } option;
+typedef struct option { double t, q; int zfrom; unsigned char rec, zdp; } option;
+
+/* The shortest suffix k..j of the stage whose sharding brings its memory (replicated
+ * terms mdp) within capacity, or -1: sharding a layer saves (1 - 1/dp) of its states and
+ * adds the largest sharded layer's gather buffer; layers of a stack are alike, so a short
+ * suffix shards nearly as few bytes as any set that fits. */
+static int shard_suffix(const dp_ctx *c, int s, int i, int j, const hp_mem_terms *mdp, int rec,
+                        hp_mem_terms *part)
+{
+  int dp = c->pl->dp;
+  double buf = 0;
+  for (int k = j; k > i; k--) {       /* k = i is every layer: that option exists apart */
+    hp_mem_terms t = *mdp;
+    double sz = c->spre[j + 1] - c->spre[k];
+    if (c->k.layer[k].param > buf) buf = c->k.layer[k].param;
+    t.states_dp -= sz;
+    t.states_z = sz;
+    t.gather = buf;
+    if (hp_cost_mem_total(&t, c->k.inflight[s], c->pl->mbs, dp, rec) <= c->k.cap[s]) {
+      *part = t;
+      return k;
+    }
+  }
+  return -1;
+}
 
 static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_terms *mdp,
                          const hp_mem_terms *mz, option *out)
@@ -178,12 +218,28 @@ static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_term
   for (int z = 0; z <= (c->o->allow_zdp && dp > 1); z++)
     for (int rec = 0; rec <= c->o->allow_recompute; rec++) {
       double mem = hp_cost_mem_total(z ? mz : mdp, c->k.inflight[s], pl->mbs, dp, rec);
-      if (!c->o->ignore_memory && mem > c->k.cap[s]) continue;
+      if (!c->o->ignore_memory && mem > c->k.cap[s]) {
+        hp_mem_terms part;
+        int k;
+        /* replicated does not fit: shard the shortest suffix that makes it fit */
+        if (z || !c->o->allow_zdp || dp <= 1 || c->o->ignore_memory || i == j ||
+            (k = shard_suffix(c, s, i, j, mdp, rec, &part)) < 0)
+          continue;
+        double pz = c->zpre[j + 1] - c->zpre[k], gz = c->gpre[j + 1] - c->gpre[k];
+        option *op = &out[n++];
+        op->t = hp_cost_recompute(base, rec) + hp_cost_gather(pz, dp, c->k.bdp[s]);
+        op->q = hp_cost_sync(gb - gz, gz, dp, c->k.bdp[s], c->k.latdp[s]);
+        op->rec = (unsigned char)rec;
+        op->zdp = 2;
+        op->zfrom = k;
+        continue;
+      }
       option *op = &out[n++];
       op->t = hp_cost_recompute(base, rec) + (z ? hp_cost_gather(zb, dp, c->k.bdp[s]) : 0);
       op->q = hp_cost_sync(z ? 0 : gb, z ? gb : 0, dp, c->k.bdp[s], c->k.latdp[s]);
       op->rec = (unsigned char)rec;
       op->zdp = (unsigned char)z;
+      op->zfrom = i;
       if (!rec) break;   /* no recompute fits: recomputing would only be slower */
     }
   return n;
@@ -192,7 +248,7 @@ static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_term
 static hp_err run_dp(dp_ctx *c, long *work)
 {
   int L = c->L, pp = c->pp;
-  point start = { 0, 0, 0, -1, 0, 0, 0 };
+  point start = { 0, 0, 0, -1, 0, 0, 0, 0 };
   hp_err err;
   plist *f0 = &c->f[0];
   if ((err = insert(c, f0, &start))) return err;
@@ -201,6 +257,7 @@ static hp_err run_dp(dp_ctx *c, long *work)
       plist *from = &c->f[(size_t)s * (L + 1) + i];
       hp_mem_terms mdp = {0}, mz = {0};
       if (from->n == 0) continue;
+      if (hp__now() > c->o->deadline) return HP_LIMIT;
       for (int j = i; j <= L - (pp - s); j++) {
         option ops[4];
         int nop;
@@ -212,6 +269,12 @@ static hp_err run_dp(dp_ctx *c, long *work)
         hp_costs_mem_add(&c->k, j, 0, &mdp);
         hp_costs_mem_add(&c->k, j, 1, &mz);
         nop = stage_options(c, s, i, j, &mdp, &mz, ops);
+        /* memory only grows with the layers, and (gas - 1) x the stage time bounds the
+         * objective: past either limit no longer stage can help */
+        if (nop == 0) break;
+        double tleast = ops[0].t;
+        for (int o = 1; o < nop; o++) if (ops[o].t < tleast) tleast = ops[o].t;
+        if ((double)(c->pl->gas - 1) * tleast > c->best * (1 + 1e-12)) break;
         double e = s < pp - 1 ? c->emax[(size_t)s * L + j] : 0;
         plist *to = &c->f[(size_t)(s + 1) * (L + 1) + j + 1];
         for (int o = 0; o < nop; o++)
@@ -219,7 +282,7 @@ static hp_err run_dp(dp_ctx *c, long *work)
             int pi = from->ix[k];
             const point *x = &c->pool[pi];
             point np = { x->mt > ops[o].t ? x->mt : ops[o].t, x->q > ops[o].q ? x->q : ops[o].q,
-                         x->sum + ops[o].t + e, pi, i, ops[o].rec, ops[o].zdp };
+                         x->sum + ops[o].t + e, pi, i, ops[o].zfrom, ops[o].rec, ops[o].zdp };
             if (lower_bound(c, &np, s + 1, j + 1) > c->best * (1 + 1e-12)) continue;
             if (s == pp - 1) {
               double ob = objective(c, np.mt, np.q, np.sum);
@@ -272,6 +335,7 @@ static void release(dp_ctx *c)
   hp_costs_release(&c->k);
   free(c->zpre);
   free(c->gpre);
+  free(c->spre);
   free(c->rest);
 }
 
@@ -293,6 +357,7 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
     c.best = even_split_bound(&c);
     if (o->cutoff < c.best) c.best = o->cutoff;
     err = run_dp(&c, work);
+    if (err == HP_LIMIT) { release(&c); return HP_OK; }   /* past the deadline: nothing found */
   }
   if (err == HP_OK) {
     const plist *fin = &c.f[(size_t)c.pp * (c.L + 1) + c.L];
@@ -311,7 +376,7 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
         plan->first[s] = x->start;
         plan->recompute[s] = x->rec;
         for (int l = x->start; l < (s == c.pp - 1 ? c.L : plan->first[s + 1]); l++)
-          plan->zdp[l] = x->zdp;
+          plan->zdp[l] = x->zdp == 1 || (x->zdp == 2 && l >= x->zfrom);
         pi = x->prev;
       }
       plan->first[c.pp] = c.L;

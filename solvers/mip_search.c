@@ -138,7 +138,7 @@ static hp_err solve_mip(cert *c, int i, hp_mip_backend backend, double seconds, 
     memcpy(r.zdp, pl->zdp, (size_t)L);
     hp_mip_decode_pattern(&map, sol.x, r.kind, r.count);
     if (sol.status == HP_SOL_OPTIMAL && obj < dpb * (1 - AGREE_TOL) - 1e-12) c->disagree[i] = 1;
-    if (!(err = hp__pattern_plan(p, &pt, &r, pl, &found, d)) && found) {
+    if (!(err = hp__pattern_plan(p, &pt, &r, INFINITY, pl, &found, d)) && found) {
       hp_eval e = {0};
       if (!(err = hp_evaluate(p, pl, &e, d)) && e.feasible) {
         if (e.iteration_time < dpb * (1 - CERT_TOL)) c->disagree[i] = 1;   /* a plan below a bound */

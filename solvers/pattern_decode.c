@@ -90,7 +90,7 @@ static void balance(const hp_patterns *pt, const hp_pat_result *r, int s, int dp
 }
 
 hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
-                        hp_plan *pl, int *found, hp_diag *d)
+                        double deadline, hp_plan *pl, int *found, hp_diag *d)
 {
   const hp_cluster *cl = p->cluster;
   const hp_classes *cs = pt->cls;
@@ -156,6 +156,8 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
   if (r->zdp) memcpy(own->zdp, r->zdp, (size_t)pl->n_layers);
   else memset(own->zdp, 0, (size_t)pl->n_layers);
   hp__dp_opts_init(&o);
+  o.deadline = deadline;
+  o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
   if ((err = hp__dp_split(p, pl, &o, found, &obj, NULL, d))) goto done;
   {
     hp_eval a = {0}, b = {0};

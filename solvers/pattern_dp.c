@@ -34,9 +34,11 @@
 /* Points the exact state may keep, and transitions it may try, before it gives way to
  * the Lagrangian bound; the most points any run keeps. */
 #define PAT_EXACT_POINTS 4000000L
-#define PAT_EXACT_WORK 30000000L
+#define PAT_EXACT_WORK 300000000L
 #define PAT_MAX_POINTS 20000000L
 #define PAT_EXACT_LISTS 4000000.0
+/* Points a frontier keeps before it merges (a relaxation, never above the exact DP). */
+#define PAT_FRONTIER 64
 
 typedef struct ppoint {
   double M, S, Q;
@@ -66,6 +68,7 @@ typedef struct pdp {
   size_t n_tcur, n_tnxt, cap_t;
   double cutoff;         /* compare priced values with it (cutoff + price of all groups) */
   long work, max_points, max_work;  /* max_work: transitions this run may try (0: any) */
+  int merged;            /* some frontier merged points: the bound is below the exact DP's */
   int stopped, overflow;
 } pdp;
 
@@ -86,21 +89,44 @@ static long push(pdp *c, const ppoint *pt)
   return c->n_pool++;
 }
 
-/* Inserts unless dominated; drops the points it dominates. -1: overflow, -2: no memory. */
+/* Inserts unless dominated; drops the points it dominates. A frontier at its cap takes
+ * the new point merged into the existing point nearest it: their componentwise least
+ * (M, S, Q), which every completion of either costs at least, so the bound holds (it
+ * may only get lower); the merged point keeps the existing one's sequence, and the run
+ * records that it merged. -1: overflow, -2: no memory. */
 static int insert(pdp *c, pplist *f, const ppoint *pt)
 {
   int w = 0;
   long id;
+  ppoint np = *pt;
   for (int i = 0; i < f->n; i++) {
     const ppoint *x = &c->pool[f->ix[i]];
-    if (x->M <= pt->M && x->S <= pt->S && x->Q <= pt->Q) return 0;
+    if (x->M <= np.M && x->S <= np.S && x->Q <= np.Q) return 0;
+  }
+  if (f->n >= PAT_FRONTIER) {
+    int best = 0;
+    double lost = INFINITY;
+    for (int i = 0; i < f->n; i++) {          /* the merge that lowers the figures least */
+      const ppoint *x = &c->pool[f->ix[i]];
+      double m = fmin(x->M, np.M) + fmin(x->S, np.S) + fmin(x->Q, np.Q);
+      double v = fmax(objective(x), objective(&np)) - m;
+      if (v < lost) { lost = v; best = i; }
+    }
+    const ppoint *x = &c->pool[f->ix[best]];
+    ppoint merged = *x;
+    merged.M = fmin(x->M, np.M);
+    merged.S = fmin(x->S, np.S);
+    merged.Q = fmin(x->Q, np.Q);
+    np = merged;
+    f->ix[best] = f->ix[--f->n];              /* the merged point replaces it */
+    c->merged = 1;
   }
   for (int i = 0; i < f->n; i++) {
     const ppoint *x = &c->pool[f->ix[i]];
-    if (!(pt->M <= x->M && pt->S <= x->S && pt->Q <= x->Q)) f->ix[w++] = f->ix[i];
+    if (!(np.M <= x->M && np.S <= x->S && np.Q <= x->Q)) f->ix[w++] = f->ix[i];
   }
   f->n = w;
-  if ((id = push(c, pt)) < 0) return (int)id;
+  if ((id = push(c, &np)) < 0) return (int)id;
   if (f->n == f->cap) {
     int ncap = f->cap ? f->cap * 2 : 4;
     int *nx = realloc(f->ix, (size_t)ncap * sizeof *nx);

@@ -41,7 +41,7 @@ hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_conf
         b[i].bound = r.bound;
         b[i].exact = r.exact;
       }
-      if (r.found && !(err = hp__pattern_plan(p, &pt, &r, pl, &found, d)) && found)
+      if (r.found && !(err = hp__pattern_plan(p, &pt, &r, o.deadline, pl, &found, d)) && found)
         err = hp__score_offer(p, lim, pl, out, d);
       hp__pat_result_release(&r);
     }

@@ -32,13 +32,20 @@ typedef struct hp_dp_opts {
    * the outer search passes its K-th best time so that hopeless configurations stop
    * early. */
   double cutoff;
+  /* hp__now() time to give up (INFINITY: none): a DP stopped finds nothing (*found 0) */
+  double deadline;
+  /* At most this many points per state (0: no limit, and the DP is exact): past it the
+   * point with the largest objective bound is dropped, and the DP is a heuristic. Deep
+   * pipelines of many layers need it: their frontiers grow past any budget. */
+  int max_frontier;
 } hp_dp_opts;
 
 void hp__dp_opts_init(hp_dp_opts *o);
 
 /* Chooses the stage boundaries of `plan` (its shape, mbs, gas, schedule and placement
- * set), and per stage the recompute flag and the sharding mode (all layers of a stage
- * share it), minimising (gas-1) max_s t_s + sum_s (t_s + e_s) + max_s sync_s, where
+ * set), and per stage the recompute flag and the sharding (none, every layer, or -- when
+ * replicated does not fit -- the shortest suffix of the stage's layers that makes it
+ * fit), minimising (gas-1) max_s t_s + sum_s (t_s + e_s) + max_s sync_s, where
  * t_s, e_s are the slowest replica's stage and hand-off times. Exact over that space;
  * equal to the evaluator's T when the replicas of every stage are alike. Sets *found
  * to 0 (plan untouched) when no split fits in memory. *objective gets the DP's figure.
@@ -51,6 +58,10 @@ typedef struct hp_config { int pp, tp, dp, mbs; } hp_config;
 /* Allocates *out (free with free()); returns the count, or -1 out of memory. */
 int hp__configs(const hp_problem *prob, hp_config **out);
 
+
+/* The frontier cap of the layer DP where it serves heuristics (seeds, decoding, sa): far
+ * above what it holds on the bundled set-ups, it only binds on deep pipelines. */
+#define HP_DP_HEURISTIC_FRONTIER 512
 
 /* --- Helpers for the heuristics and baselines (search_util.c). */
 
@@ -153,7 +164,7 @@ void hp__pat_result_release(hp_pat_result *r);
  * placed one node per single-node stage and whole nodes first elsewhere, then split by
  * the layer DP. `pl` has the configuration (hp__plan_for); *found = 0 if nothing fits. */
 hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
-                        hp_plan *pl, int *found, hp_diag *d);
+                        double deadline, hp_plan *pl, int *found, hp_diag *d);
 
 /* Where one configuration's pattern bound stands (pattern_pass.c). */
 typedef struct hp_cfg_bound {

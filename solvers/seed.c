@@ -13,13 +13,15 @@ typedef struct sweep {
   const hp_limits *lim;
   hp_result *out;
   double *fixed_obj;
+  double deadline;
 } sweep;
 
 /* Splits `pl` with the DP and offers the plan. With ignore_memory, the fastest split
  * regardless of memory is offered only if it does not fit: a rejected candidate for
  * --show-rejected. Only splits that could enter the ranking are sought. */
 static hp_err split_and_offer(const hp_problem *prob, hp_plan *pl, const hp_limits *lim,
-                              int ignore_memory, hp_result *out, double *obj, hp_diag *d)
+                              double deadline, int ignore_memory, hp_result *out, double *obj,
+                              hp_diag *d)
 {
   int k = lim->top > 0 ? lim->top : 1, n_kept = ignore_memory ? out->n_rejected : out->n_top;
   const hp_ranked *kept = ignore_memory ? out->rejected : out->top;
@@ -29,6 +31,8 @@ static hp_err split_and_offer(const hp_problem *prob, hp_plan *pl, const hp_limi
   hp_err err;
   hp__dp_opts_init(&o);
   o.ignore_memory = ignore_memory;
+  o.deadline = deadline;
+  o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
   o.cutoff = n_kept >= k ? kept[n_kept - 1].time : INFINITY;
   *obj = INFINITY;
   err = hp__dp_split(prob, pl, &o, &found, obj, &out->work, d);
@@ -43,9 +47,9 @@ static hp_err split_fixed(void *ctx, int i, int variant, hp_plan *pl, hp_diag *d
 {
   sweep *sw = ctx;
   double obj, rej;
-  hp_err err = split_and_offer(sw->prob, pl, sw->lim, 0, sw->out, &obj, d);
+  hp_err err = split_and_offer(sw->prob, pl, sw->lim, sw->deadline, 0, sw->out, &obj, d);
   if (sw->fixed_obj && (variant == 0 || obj < sw->fixed_obj[i])) sw->fixed_obj[i] = obj;
-  if (!err && sw->lim->keep_rejected) err = split_and_offer(sw->prob, pl, sw->lim, 1, sw->out, &rej, d);
+  if (!err && sw->lim->keep_rejected) err = split_and_offer(sw->prob, pl, sw->lim, sw->deadline, 1, sw->out, &rej, d);
   return err;
 }
 
@@ -54,7 +58,7 @@ hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, con
 {
   static const char *const baselines[] = { "hethub", "dhondt", "megatron", "megatron-params",
                                            "pipette" };
-  sweep sw = { p, lim, out, fixed_obj };
+  sweep sw = { p, lim, out, fixed_obj, deadline };
   hp_err err;
   for (int i = 0; fixed_obj && i < n; i++) fixed_obj[i] = INFINITY;
   if ((err = hp__each_fixed_placement(p, cfg, n, lim, deadline, out, split_fixed, &sw, d))) return err;

@@ -17,6 +17,7 @@
 #include "search.h"
 
 #define SA_DEFAULT_MOVES 3000
+#define SA_DEFAULT_SECONDS 60.0
 #define SA_T0 0.05
 #define SA_T1 1e-4
 
@@ -46,8 +47,8 @@ static hp_err score(const hp_problem *p, sa_state *st, hp_diag *d)
 }
 
 /* Rebuilds the plan of a state from its configuration and group order, then splits. */
-static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, long *work,
-                      hp_diag *d)
+static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, double deadline,
+                      long *work, hp_diag *d)
 {
   hp_dp_opts o;
   int found = 0;
@@ -57,6 +58,8 @@ static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, l
   if ((err = hp__plan_for(p, &cfg[st->ci], &st->pl, d))) return err;
   hp__place_groups(st->pl, st->groups, st->order);
   hp__dp_opts_init(&o);
+  o.deadline = deadline;
+  o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
   if ((err = hp__dp_split(p, st->pl, &o, &found, &obj, work, d))) return err;
   if (!found) {                       /* nothing fits: an even split, recomputing */
     hp_plan_split_even(st->pl);
@@ -80,7 +83,9 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   hp_config *cfg = NULL;
   int n = hp__configs(prob, &cfg);
   long moves = lim->max_work > 0 ? lim->max_work : SA_DEFAULT_MOVES;
-  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  /* a default limit: each move runs a layer DP, which on deep pipelines of many layers
+   * takes seconds */
+  double deadline = hp__now() + (lim->time_limit > 0 ? lim->time_limit : SA_DEFAULT_SECONDS);
   sa_state cur = {0}, cand = {0};
   hp_result seed_res;
   hp_limits seed_lim = *lim;
@@ -102,6 +107,8 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   /* the start: the given plan, else the dp solver's */
   seed_lim.top = 1;
   seed_lim.keep_rejected = 0;
+  seed_lim.progress = NULL;
+  seed_lim.time_limit = (deadline - hp__now()) / 3;     /* the rest is the annealing's */
   if (start && hp_plan_validate(prob, start, NULL) == HP_OK) {
     hp_plan_copy(&seed_res.plan, start, d);
   } else if ((err = hp_solver_dp.solve(prob, NULL, &seed_lim, &seed_res, d))) {
@@ -121,7 +128,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     cur.ci = hp__rng_int(&rng, n);
     cur.ng = hp__tp_groups(prob, cfg[cur.ci].tp, cur.groups);
     for (int i = 0; i < cur.ng; i++) cur.order[i] = i;
-    if ((err = rebuild(prob, cfg, &cur, &out->work, d))) goto done;
+    if ((err = rebuild(prob, cfg, &cur, deadline, &out->work, d))) goto done;
   }
   if (cur.fits && (err = hp__score_offer(prob, lim, cur.pl, out, d))) goto done;
 
@@ -135,14 +142,14 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     hp_plan_destroy(&cand.pl);
     if (kind < 4 && cur.ng > 1) {                         /* placement */
       hp__placement_move(cand.order, cand.ng, &rng);
-      err = rebuild(prob, cfg, &cand, &out->work, d);
+      err = rebuild(prob, cfg, &cand, deadline, &out->work, d);
     } else if (kind < 6) {                                /* configuration */
       cand.ci = hp__rng_int(&rng, n);
       if (cfg[cand.ci].tp != cfg[cur.ci].tp) {            /* new groups, Megatron order */
         cand.ng = hp__tp_groups(prob, cfg[cand.ci].tp, cand.groups);
         for (int i = 0; i < cand.ng; i++) cand.order[i] = i;
       }
-      err = rebuild(prob, cfg, &cand, &out->work, d);
+      err = rebuild(prob, cfg, &cand, deadline, &out->work, d);
     } else {                                              /* flags, boundaries kept */
       if ((err = hp_plan_copy(&cand.pl, cur.pl, d))) break;
       if (kind < 8 && cand.pl->dp > 1) {

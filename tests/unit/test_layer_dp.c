@@ -1,7 +1,7 @@
 /* test_layer_dp.c -- the layer DP against brute force: for a fixed configuration and
  * placement, every partition of the layers into stages and every per-stage choice of
- * recompute and sharding is scored by the evaluator; the DP's plan must reach the
- * minimum exactly, with memory binding. */
+ * recompute and sharding (none, all, the shortest suffix that fits) is scored by the
+ * evaluator; the DP's plan must reach the minimum exactly, with memory binding. */
 #include <stdlib.h>
 
 #include "harness.h"
@@ -35,31 +35,74 @@ static const char *cluster(double mem_gib)
   return cluster_buf;
 }
 
-/* Minimum evaluator time over all partitions and per-stage (recompute, sharding). */
+/* Whether stage s of the plan fits in memory as it stands (every device of a stage
+ * holds the same bytes; the first device stands for it). */
+static int stage_fits(const hp_problem *p, const hp_plan *pl, int s)
+{
+  hp_eval e = {0};
+  int dv = pl->dev[(size_t)s * pl->dp * pl->tp], fits;
+  fits = hp_evaluate(p, pl, &e, NULL) == HP_OK && e.mem[dv] <= e.cap[dv];
+  hp_eval_release(&e);
+  return fits;
+}
+
+/* Stage s's sharding: 0 none, 1 every layer, k >= 2 its layers from first + k - 1 on. */
+static void shard(hp_plan *pl, int s, int choice)
+{
+  for (int l = pl->first[s]; l < pl->first[s + 1]; l++)
+    pl->zdp[l] = choice == 1 || (choice >= 2 && l >= pl->first[s] + choice - 1);
+}
+
+/* Whether a suffix choice is the DP's: replicated overflows, and it is the shortest
+ * suffix that fits (other choices of the stage are always the DP's). */
+static int dp_choice(const hp_problem *p, hp_plan *pl, int s, int choice)
+{
+  int n = pl->first[s + 1] - pl->first[s], ok = 1;
+  if (choice < 2) return 1;
+  shard(pl, s, 0);
+  if (stage_fits(p, pl, s)) ok = 0;
+  for (int k = n; ok && k > choice; k--) {      /* a shorter suffix fits: not the shortest */
+    shard(pl, s, k);
+    if (stage_fits(p, pl, s)) ok = 0;
+  }
+  shard(pl, s, choice);
+  return ok && stage_fits(p, pl, s);
+}
+
+/* Minimum evaluator time over the DP's space: all partitions, per-stage recompute, and
+ * per-stage sharding of no layer, every layer, or the shortest suffix that makes a stage
+ * fit when replicated does not. */
 static double brute(const hp_problem *p, hp_plan *pl, long *fitting)
 {
+  int L = pl->n_layers, pp = pl->pp;
   double best = INFINITY;
-  int L = pl->n_layers, nz = pl->dp > 1 ? 2 : 1;
-  long combos = 1;
-  for (int s = 0; s < pl->pp; s++) combos *= 2 * nz;
-  for (int s = 0; s < pl->pp; s++) pl->first[s] = s;
-  pl->first[pl->pp] = L;
+  for (int s = 0; s < pp; s++) pl->first[s] = s;
+  pl->first[pp] = L;
   *fitting = 0;
   do {
-    for (long c = 0; c < combos; c++) {
-      long x = c;
-      for (int s = 0; s < pl->pp; s++) {
-        pl->recompute[s] = x % 2; x /= 2;
-        int z = nz > 1 ? x % 2 : 0; if (nz > 1) x /= 2;
-        for (int l = pl->first[s]; l < pl->first[s + 1]; l++) pl->zdp[l] = (unsigned char)z;
+    for (int rm = 0; rm < (1 << pp); rm++) {
+      int choice[8] = {0}, n_choice[8];
+      for (int s = 0; s < pp; s++) {
+        pl->recompute[s] = (rm >> s) & 1;
+        n_choice[s] = pl->dp > 1 ? 1 + (pl->first[s + 1] - pl->first[s]) : 1;
       }
-      hp_eval e = {0};
-      hp_diag d = {0};
-      if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) {
-        (*fitting)++;
-        if (e.iteration_time < best) best = e.iteration_time;
+      for (;;) {
+        int allowed = 1;
+        for (int s = 0; s < pp; s++) shard(pl, s, choice[s]);
+        for (int s = 0; s < pp && allowed; s++) allowed = dp_choice(p, pl, s, choice[s]);
+        for (int s = 0; s < pp; s++) shard(pl, s, choice[s]);
+        if (allowed) {
+          hp_eval e = {0};
+          if (hp_evaluate(p, pl, &e, NULL) == HP_OK && e.feasible) {
+            (*fitting)++;
+            if (e.iteration_time < best) best = e.iteration_time;
+          }
+          hp_eval_release(&e);
+        }
+        int s = 0;
+        while (s < pp && ++choice[s] >= n_choice[s]) choice[s++] = 0;
+        if (s == pp) break;
       }
-      hp_eval_release(&e);
     }
   } while (hp__next_cuts(pl->first, pl->pp, L));
   return best;
