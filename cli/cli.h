@@ -29,6 +29,7 @@ typedef struct cli_opts {
   const char *config;    /* export-lp, decode: "pp=..,tp=..,dp=..,mbs=.." */
   const char *solution;  /* decode: a solver's solution file */
   int mps;
+  int fixed;             /* export-lp, decode: the exact MIP of the Megatron-order placement */
   double time_limit;
   unsigned long seed;
   long max_work;

@@ -125,12 +125,13 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     name[n] = '\0';
     if (!allowed_flag(allowed, name)) return usage_error(cmd, "unknown flag '--%s'", name);
     if (!strcmp(name, "json") || !strcmp(name, "show-rejected") || !strcmp(name, "mps") ||
-        !strcmp(name, "html") || !strcmp(name, "strict-profile")) {
+        !strcmp(name, "html") || !strcmp(name, "strict-profile") || !strcmp(name, "fixed")) {
       if (eq) return usage_error(cmd, "--%s takes no value", name);
       if (name[0] == 'j') o->json = 1;
       else if (name[0] == 'm') o->mps = 1;
       else if (name[0] == 'h') o->html = 1;
       else if (!strcmp(name, "strict-profile")) o->strict_profile = 1;
+      else if (!strcmp(name, "fixed")) o->fixed = 1;
       else o->show_rejected = 1;
       continue;
     }

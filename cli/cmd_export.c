@@ -1,6 +1,7 @@
-/* cmd_export.c -- `hetplan export-lp` and `hetplan decode`: the MIP of one configuration
- * (Megatron-order placement) as a file for external solvers, and an external solution
- * back into a plan that the evaluator scores. */
+/* cmd_export.c -- `hetplan export-lp` and `hetplan decode`: a MIP as a file for external
+ * solvers (the pattern program of a configuration, the exact MIP of its Megatron-order
+ * placement, or the exact MIP of a plan's placement), and an external solution back into
+ * a plan that the evaluator scores. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,25 +9,36 @@
 
 #include "cli.h"
 #include "hetplan/hp_mip.h"
+#include "../solvers/search.h"
 
 static const char export_help[] =
   "usage: hetplan export-lp --model M --cluster C --gbs N --config pp=P,tp=T,dp=D,mbs=B\n"
-  "                         [--schedule S] [--profile F] [--job J] [--mps] [-o FILE]\n"
+  "                         [--fixed] [--schedule S] [--profile F] [--job J] [--mps] [-o FILE]\n"
+  "       hetplan export-lp --model M --cluster C --gbs N --plan P [...]\n"
   "\n"
-  "Writes the exact MIP of one configuration with the Megatron-order placement (TP ranks\n"
-  "on consecutive GPUs, then replicas, then stages; docs/formulation.md) as CPLEX LP, or\n"
-  "free MPS with --mps, to FILE or stdout. glpsol and cbc read both:\n"
+  "Writes a MIP as CPLEX LP, or free MPS with --mps, to FILE or stdout (docs/formulation.md;\n"
+  "times in milliseconds, memory in GiB):\n"
+  "  --config C         the pattern program of configuration C: placement inside it, as\n"
+  "                     counts of TP groups per node class; its optimum bounds every plan\n"
+  "                     of C (the program the glpk and cbc solvers solve);\n"
+  "  --config C --fixed the exact MIP of C with the Megatron-order placement (TP ranks on\n"
+  "                     consecutive GPUs, then replicas, then stages);\n"
+  "  --plan P           the exact MIP of P's configuration and placement (its stages,\n"
+  "                     recompute and sharding are the MIP's to choose).\n"
+  "glpsol and cbc read both formats:\n"
   "  glpsol --lp f.lp -o f.txt        cbc f.lp -solve -solu f.sol -quit\n"
-  "and 'hetplan decode' turns either solution file into a plan.\n";
+  "and 'hetplan decode' with the same flags turns either solution file into a plan.\n";
 
 static const char decode_help[] =
-  "usage: hetplan decode --model M --cluster C --gbs N --config pp=P,tp=T,dp=D,mbs=B\n"
+  "usage: hetplan decode --model M --cluster C --gbs N (--config C [--fixed] | --plan P)\n"
   "                      --solution FILE [--schedule S] [--profile F] [--job J] [-o plan.json]\n"
   "\n"
-  "Reads a solution of the MIP that 'hetplan export-lp' wrote for the same instance and\n"
-  "configuration (a cbc -solu file or a glpsol -o report: each line that names a column\n"
-  "gives its value; columns not named are 0), decodes the stages, recompute flags and\n"
-  "sharding, and writes the plan file with the evaluator's figures.\n";
+  "Reads a solution of the MIP that 'hetplan export-lp' wrote with the same flags (a cbc\n"
+  "-solu file or a glpsol -o report: each line that names a column gives its value;\n"
+  "columns not named are 0) and writes the plan it decodes to, with the evaluator's\n"
+  "figures. A pattern program's solution gives each stage's kind and TP-group counts: the\n"
+  "plan takes groups of those classes (one node per single-node stage, whole nodes first)\n"
+  "and the best of the solution's own split and the layer DP's for that placement.\n";
 
 /* Parses "pp=2,tp=1,dp=2,mbs=1". */
 static int parse_config(const char *s, int *pp, int *tp, int *dp, int *mbs)
@@ -50,66 +62,98 @@ static int parse_config(const char *s, int *pp, int *tp, int *dp, int *mbs)
   return *pp && *tp && *dp && *mbs ? 0 : -1;
 }
 
-/* The plan template of --config, and its MIP. */
-static int build(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **pl,
-                 hp_mip **m, hp_mip_map *map)
+/* The MIP of the flags: the pattern program of --config, the exact MIP of --config with
+ * the Megatron-order placement (--fixed), or the exact MIP of --plan's placement. */
+typedef struct program {
+  hp_problem *prob;
+  hp_plan *pl;          /* the configuration (and placement, for an exact MIP) */
+  hp_mip *m;
+  int pattern;          /* the pattern program: pmap and pt hold its maps */
+  hp_mip_map map;
+  hp_mip_pmap pmap;
+  hp_classes cl;
+  hp_patterns pt;
+} program;
+
+static void program_release(program *g)
+{
+  hp_mip_destroy(&g->m);
+  hp_mip_map_release(&g->map);
+  hp_mip_pmap_release(&g->pmap);
+  hp_patterns_release(&g->pt);
+  hp_classes_release(&g->cl);
+  hp_plan_destroy(&g->pl);
+  hp_problem_destroy(&g->prob);
+}
+
+static int build(const cli_opts *o, const char *cmd, program *g)
 {
   int pp, tp, dp, mbs, rc;
   hp_diag d;
   hp_err err;
-  *pl = NULL;
-  *m = NULL;
+  memset(g, 0, sizeof *g);
+  cli_diag_init(&d);
+  if (o->plan) {
+    if (o->config || o->fixed) {
+      fprintf(stderr, "hetplan %s: --plan gives the configuration and placement: leave out "
+              "--config and --fixed\n", cmd);
+      return EXIT_USAGE;
+    }
+    if ((rc = cli_load_plan(o, cmd, &g->prob, &g->pl))) return rc;
+    if ((err = hp_mip_build(g->prob, g->pl, 1, &g->m, &g->map, &d))) return cli_fail(&d, err);
+    return EXIT_OK_;
+  }
   if (!o->config || parse_config(o->config, &pp, &tp, &dp, &mbs)) {
     fprintf(stderr, "hetplan %s: --config: expected pp=P,tp=T,dp=D,mbs=B (all positive), got "
-            "'%s'\n", cmd, o->config ? o->config : "nothing");
+            "'%s' (or give --plan P)\n", cmd, o->config ? o->config : "nothing");
     return EXIT_USAGE;
   }
-  if ((rc = cli_load_problem(o, cmd, prob))) return rc;
-  cli_diag_init(&d);
-  if ((err = hp_plan_create(pl, pp, tp, dp, (*prob)->model->n_layers, &d))) return cli_fail(&d, err);
-  (*pl)->mbs = mbs;
-  (*pl)->schedule = (*prob)->job.schedule;
-  hp_plan_place_in_order(*pl);
-  if (pp <= (*pl)->n_layers) hp_plan_split_even(*pl);
-  if ((err = hp_plan_set_gas(*prob, *pl, &d)) || (err = hp_plan_validate(*prob, *pl, &d)) ||
-      (err = hp_mip_build(*prob, *pl, 1, m, map, &d))) {
+  if ((rc = cli_load_problem(o, cmd, &g->prob))) return rc;
+  if ((err = hp_plan_create(&g->pl, pp, tp, dp, g->prob->model->n_layers, &d))) return cli_fail(&d, err);
+  g->pl->mbs = mbs;
+  g->pl->schedule = g->prob->job.schedule;
+  hp_plan_place_in_order(g->pl);
+  if (pp <= g->pl->n_layers) hp_plan_split_even(g->pl);
+  if ((err = hp_plan_set_gas(g->prob, g->pl, &d)) || (err = hp_plan_validate(g->prob, g->pl, &d))) {
     fprintf(stderr, "hetplan %s: --config %s is not a configuration of this instance:\n", cmd,
             o->config);
     return cli_fail(&d, err);
   }
-  return EXIT_OK_;
+  if (o->fixed) err = hp_mip_build(g->prob, g->pl, 1, &g->m, &g->map, &d);
+  else {
+    g->pattern = 1;
+    if (!(err = hp_classes_build(g->prob, HP_PATTERN_MAX_CLASSES, &g->cl, &d)) &&
+        !(err = hp_patterns_build(g->prob, &g->cl, g->pl, &g->pt, &d)))
+      err = hp_mip_build_pattern(g->prob, &g->pt, &g->m, &g->pmap, &d);
+  }
+  return err ? cli_fail(&d, err) : EXIT_OK_;
 }
 
 int cmd_export_lp(int argc, char **argv)
 {
   cli_opts o;
-  hp_problem *prob = NULL;
-  hp_plan *pl = NULL;
-  hp_mip *m = NULL;
-  hp_mip_map map = {0};
+  program g;
   hp_diag d;
   hp_err err;
   char *text = NULL;
   int rc = cli_parse(argc, argv, 2, "export-lp",
-                     "model cluster gbs config schedule profile job mps out", &o);
+                     "model cluster gbs config fixed plan schedule profile job mps out", &o);
   if (rc) return rc;
   if (o.help) { fputs(export_help, stdout); return EXIT_OK_; }
-  if (!(rc = build(&o, "export-lp", &prob, &pl, &m, &map))) {
+  if (!(rc = build(&o, "export-lp", &g))) {
     cli_diag_init(&d);
-    err = o.mps ? hp_mip_write_mps(m, &text, &d) : hp_mip_write_lp(m, &text, &d);
+    err = o.mps ? hp_mip_write_mps(g.m, &text, &d) : hp_mip_write_lp(g.m, &text, &d);
     rc = err ? cli_fail(&d, err) : cli_write(o.out, text);
     if (!rc && o.out) {
       int n_int = 0;
-      for (int j = 0; j < m->n_cols; j++) n_int += m->cols[j].integer;
-      fprintf(stderr, "hetplan: wrote %s: %d columns (%d integer), %d rows\n", o.out, m->n_cols,
-              n_int, m->n_rows);
+      for (int j = 0; j < g.m->n_cols; j++) n_int += g.m->cols[j].integer;
+      fprintf(stderr, "hetplan: wrote %s (%s): %d columns (%d integer), %d rows; objective in "
+              "milliseconds\n", o.out, g.pattern ? "pattern program, placement free" :
+              "exact MIP, placement fixed", g.m->n_cols, n_int, g.m->n_rows);
     }
   }
   free(text);
-  hp_mip_destroy(&m);
-  hp_mip_map_release(&map);
-  hp_plan_destroy(&pl);
-  hp_problem_destroy(&prob);
+  program_release(&g);
   return rc;
 }
 
@@ -139,45 +183,83 @@ static int read_solution(const char *path, const hp_mip *m, double *x)
   return found;
 }
 
+/* The plan a pattern program's solution decodes to (kinds, counts, split, flags). */
+static hp_err decode_pattern(program *g, const double *x, hp_diag *d)
+{
+  int pp = g->pl->pp, L = g->pl->n_layers, C = g->pt.n_cls, found = 0;
+  hp_pat_result r;
+  hp_err err;
+  memset(&r, 0, sizeof r);
+  r.found = 1;
+  r.first = calloc((size_t)pp + 1, sizeof *r.first);
+  r.kind = calloc((size_t)pp, sizeof *r.kind);
+  r.rec = calloc((size_t)pp, 1);
+  r.count = calloc((size_t)pp * C, sizeof *r.count);
+  r.zdp = calloc((size_t)L, 1);
+  if (!r.first || !r.kind || !r.rec || !r.count || !r.zdp) {
+    hp__pat_result_release(&r);
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  }
+  hp_mip_decode(&g->pmap.base, x, g->pl);
+  memcpy(r.first, g->pl->first, (size_t)(pp + 1) * sizeof *r.first);
+  memcpy(r.rec, g->pl->recompute, (size_t)pp);
+  memcpy(r.zdp, g->pl->zdp, (size_t)L);
+  hp_mip_decode_pattern(&g->pmap, x, r.kind, r.count);
+  for (int s = 0; s < pp; s++) {            /* counts must be a placement's */
+    int sum = 0;
+    for (int c = 0; c < C; c++) sum += r.count[s * C + c];
+    if (sum != g->pl->dp) {
+      hp__pat_result_release(&r);
+      return hp_fail(d, HP_PLAN, "stage %d takes %d TP groups, not dp = %d: the solution is "
+                     "not one of this program", s, sum, g->pl->dp);
+    }
+  }
+  err = hp__pattern_plan(g->prob, &g->pt, &r, INFINITY, g->pl, &found, d);
+  if (!err && !found) err = hp_fail(d, HP_PLAN, "no split of the decoded placement fits in memory");
+  hp__pat_result_release(&r);
+  return err;
+}
+
 int cmd_decode(int argc, char **argv)
 {
   cli_opts o;
-  hp_problem *prob = NULL;
-  hp_plan *pl = NULL;
-  hp_mip *m = NULL;
-  hp_mip_map map = {0};
+  program g;
   hp_eval e = {0};
   hp_diag d;
   hp_err err;
   char *text = NULL;
   double *x = NULL;
   int rc = cli_parse(argc, argv, 2, "decode",
-                     "model cluster gbs config solution schedule profile job out", &o);
+                     "model cluster gbs config fixed plan solution schedule profile job out", &o);
+  memset(&g, 0, sizeof g);
   if (rc) return rc;
   if (o.help) { fputs(decode_help, stdout); return EXIT_OK_; }
   if (!o.solution) {
     fprintf(stderr, "hetplan decode: missing --solution FILE\n(see 'hetplan decode --help')\n");
     return EXIT_USAGE;
   }
-  if ((rc = build(&o, "decode", &prob, &pl, &m, &map))) goto done;
+  if ((rc = build(&o, "decode", &g))) goto done;
   cli_diag_init(&d);
-  x = calloc((size_t)m->n_cols, sizeof *x);
-  int n = x ? read_solution(o.solution, m, x) : -1;
+  x = calloc((size_t)g.m->n_cols, sizeof *x);
+  int n = x ? read_solution(o.solution, g.m, x) : -1;
   if (n <= 0) {
     fprintf(stderr, "hetplan: error: %s: %s\n", o.solution,
             n < 0 ? "cannot read the solution file" : "names none of the MIP's columns: is it a "
-            "solution of the MIP 'hetplan export-lp' wrote for this --config?");
+            "solution of the MIP 'hetplan export-lp' wrote with these flags?");
     rc = EXIT_INPUT;
     goto done;
   }
-  hp_mip_decode(&map, x, pl);
-  if ((err = hp_evaluate(prob, pl, &e, &d)) || (err = hp_plan_to_json(prob, pl, &e, NULL, NULL, &text, &d))) {
+  if (g.pattern) err = decode_pattern(&g, x, &d);
+  else { hp_mip_decode(&g.map, x, g.pl); err = HP_OK; }
+  if (err || (err = hp_evaluate(g.prob, g.pl, &e, &d)) ||
+      (err = hp_plan_to_json(g.prob, g.pl, &e, NULL, NULL, &text, &d))) {
     fprintf(stderr, "hetplan decode: the solution does not decode to a valid plan:\n");
     rc = cli_fail(&d, err);
     goto done;
   }
   fprintf(stderr, "hetplan: decoded %d values: iteration %.6f s by the evaluator (MIP objective "
-          "at the file's values %.6f)%s\n", n, e.iteration_time, hp_mip_objective(m, x) * m->obj_scale,
+          "at the file's values %.6f%s)%s\n", n, e.iteration_time,
+          hp_mip_objective(g.m, x) * g.m->obj_scale, g.pattern ? ", a bound" : "",
           e.feasible ? "" : "; the plan does not fit in memory");
   rc = cli_write(o.out, text);
   if (!rc && !e.feasible) rc = EXIT_OOM;
@@ -185,9 +267,6 @@ done:
   free(x);
   free(text);
   hp_eval_release(&e);
-  hp_mip_destroy(&m);
-  hp_mip_map_release(&map);
-  hp_plan_destroy(&pl);
-  hp_problem_destroy(&prob);
+  program_release(&g);
   return rc;
 }

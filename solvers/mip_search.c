@@ -100,7 +100,7 @@ static hp_err anneal(cert *c, double seconds, hp_diag *d)
 /* Configuration i's pattern MIP within `seconds`: decodes its solution into a plan, and
  * checks the DP's bound against the MIP's figures. */
 static hp_err solve_mip(cert *c, int i, hp_mip_backend backend, double seconds, int cut,
-                        hp_diag *d)
+                        double deadline, hp_diag *d)
 {
   const hp_problem *p = c->prob;
   hp_plan *pl = NULL;
@@ -138,7 +138,7 @@ static hp_err solve_mip(cert *c, int i, hp_mip_backend backend, double seconds, 
     memcpy(r.zdp, pl->zdp, (size_t)L);
     hp_mip_decode_pattern(&map, sol.x, r.kind, r.count);
     if (sol.status == HP_SOL_OPTIMAL && obj < dpb * (1 - AGREE_TOL) - 1e-12) c->disagree[i] = 1;
-    if (!(err = hp__pattern_plan(p, &pt, &r, INFINITY, pl, &found, d)) && found) {
+    if (!(err = hp__pattern_plan(p, &pt, &r, deadline, pl, &found, d)) && found) {
       hp_eval e = {0};
       if (!(err = hp_evaluate(p, pl, &e, d)) && e.feasible) {
         if (e.iteration_time < dpb * (1 - CERT_TOL)) c->disagree[i] = 1;   /* a plan below a bound */
@@ -249,7 +249,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
     /* the MIPs check the bounds and offer plans, but bound nothing themselves: they get
      * a share, not the whole of what is left */
     double share = fmin(q == 0 ? left / 2 : left / todo, fmax(10, budget / 10));
-    err = solve_mip(&c, i, backend, fmax(MIP_MIN_SECONDS, share), q > 0, d);
+    err = solve_mip(&c, i, backend, fmax(MIP_MIN_SECONDS, share), q > 0, deadline, d);
     report(&c, q + 1);
   }
   if (err) goto done;

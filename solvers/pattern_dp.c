@@ -34,7 +34,7 @@
 /* Points the exact state may keep, and transitions it may try, before it gives way to
  * the Lagrangian bound; the most points any run keeps. */
 #define PAT_EXACT_POINTS 4000000L
-#define PAT_EXACT_WORK 300000000L
+#define PAT_EXACT_WORK 2000000000L
 #define PAT_MAX_POINTS 20000000L
 #define PAT_EXACT_LISTS 4000000.0
 /* Points a frontier keeps before it merges (a relaxation, never above the exact DP). */

@@ -160,8 +160,15 @@ for v in "8 1f1b 80 1" "16 gpipe 80 1" "8 1f1b 5 1" "8 1f1b 80 0.6" "16 1f1b 5 0
   if [ "$verdict" = ok ]; then ok "mip_certificate_equals_enum (gbs $1 $2, inter $3 Gbit/s, $4 GiB)"
   else bad "mip_certificate_equals_enum (gbs $1 $2, inter $3 Gbit/s, $4 GiB)" "$verdict" "$rows"; fi
 done
-CFG=(--config pp=2,tp=1,dp=2,mbs=1)
-expect export_lp 0 "wrote $tmp/t.lp: 48 columns (10 integer), 99 rows" -- $H export-lp "${tiny[@]}" "${CFG[@]}" -o $tmp/t.lp
+CFG=(--config pp=2,tp=1,dp=2,mbs=1 --fixed)
+# The exact MIP's size for L layers, pp stages, dp replicas (tp 1), docs/formulation.md:
+# columns u L(pp-1), x L pp, R pp, z L, v and w L pp each, t pp dp, tau dp, P, Q, and the
+# memory maxima 3 pp; integer u, R, z; rows def_x L pp, order (L-1)(pp-1), nonempty pp,
+# 3 per product (v, w), time pp dp, strag pp dp, pipe dp, sync pp, 3 L pp maxima, mem pp.
+read -r ncol nint nrow <<<"$(awk -v L=4 -v pp=2 -v dp=2 'BEGIN {
+  print L*(pp-1) + L*pp + pp + L + 2*L*pp + pp*dp + dp + 2 + 3*pp, L*(pp-1) + pp + L,
+        L*pp + (L-1)*(pp-1) + pp + 6*L*pp + 2*pp*dp + dp + pp + 3*L*pp + pp }')"
+expect export_lp 0 "wrote $tmp/t.lp (exact MIP, placement fixed): $ncol columns ($nint integer), $nrow rows" -- $H export-lp "${tiny[@]}" "${CFG[@]}" -o $tmp/t.lp
 expect export_mps 0 "wrote $tmp/t.mps" -- $H export-lp "${tiny[@]}" "${CFG[@]}" --mps -o $tmp/t.mps
 expect export_bad_config 2 "--config: expected pp=P,tp=T,dp=D,mbs=B" -- $H export-lp "${tiny[@]}" --config pp=2,tp=1
 expect export_wrong_config 4 "pp * tp * dp = 3 * 1 * 2 = 6 but cluster 'tiny-2x2' has 4 devices" -- $H export-lp "${tiny[@]}" --config pp=3,tp=1,dp=2,mbs=1
@@ -181,6 +188,31 @@ if command -v glpsol >/dev/null && command -v cbc >/dev/null; then
   expect decode_glpsol 0 "iteration 0.820404 s by the evaluator" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/g1.txt -o $tmp/d2.json
   if [ "$obj1" = "820.404" ]; then ok external_optimum_is_the_decoded_plans_time_in_ms; else bad external_optimum_is_the_decoded_plans_time_in_ms "glpsol: $obj1 (the objective is in milliseconds)"; fi
   expect decode_wrong_file 3 "names none of the MIP's columns" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $T/plan.json
+  # The pattern program of the same configuration, through both tools: they agree, and
+  # the plan it decodes to is a plan, evaluated no faster than the program's optimum,
+  # a bound (the unit tests check it against brute force).
+  PCFG=(--config pp=2,tp=1,dp=2,mbs=1)
+  expect export_pattern_lp 0 "(pattern program, placement free)" -- $H export-lp "${tiny[@]}" "${PCFG[@]}" -o $tmp/pat.lp
+  glpsol --lp $tmp/pat.lp -o $tmp/pg.txt >/dev/null 2>&1
+  cbc $tmp/pat.lp -solve -solu $tmp/pc.sol -quit >/dev/null 2>&1
+  pg=$(sed -n 's/^Objective: *obj = \([0-9.e+-]*\).*/\1/p' $tmp/pg.txt)
+  pc=$(sed -n 's/^Optimal - objective value \([0-9.e+-]*\).*/\1/p' $tmp/pc.sol)
+  $H decode "${tiny[@]}" "${PCFG[@]}" --solution $tmp/pc.sol -o $tmp/pd.json > $tmp/pd.txt 2>&1; rc=$?
+  pt=$(sed -n 's/.*iteration \([0-9.]*\) s by the evaluator.*/\1/p' $tmp/pd.txt)
+  if [ $rc -eq 0 ] && [ -n "$pg" ] && [ -n "$pc" ] && [ -n "$pt" ] &&
+     awk -v g="$pg" -v c="$pc" -v t="$pt" 'BEGIN { exit !(g - c < 1e-3 && c - g < 1e-3 && t * 1000 >= c - 1e-3) }'; then
+    ok "pattern_program_round_trip (glpsol $pg, cbc $pc ms; decoded plan $pt s)"
+  else bad pattern_program_round_trip "glpsol '$pg' cbc '$pc' decoded '$pt' rc $rc" "$(tail -2 $tmp/pd.txt)"; fi
+  # A plan's own placement: the exact MIP of it, solved, decodes to its optimum split.
+  expect export_plan_lp 0 "(exact MIP, placement fixed)" -- $H export-lp "${tiny[@]}" --plan $T/plan.json -o $tmp/pl.lp
+  cbc $tmp/pl.lp -solve -solu $tmp/pl.sol -quit >/dev/null 2>&1
+  plo=$(sed -n 's/^Optimal - objective value \([0-9.e+-]*\).*/\1/p' $tmp/pl.sol)
+  $H decode "${tiny[@]}" --plan $T/plan.json --solution $tmp/pl.sol -o $tmp/pld.json > $tmp/pld.txt 2>&1
+  plt=$(sed -n 's/.*iteration \([0-9.]*\) s by the evaluator.*/\1/p' $tmp/pld.txt)
+  if [ -n "$plo" ] && [ -n "$plt" ] && awk -v o="$plo" -v t="$plt" 'BEGIN { exit !(t * 1000 - o < 1e-3 && o - t * 1000 < 1e-3) }'; then
+    ok "plan_placement_round_trip ($plo ms = $plt s)"
+  else bad plan_placement_round_trip "cbc '$plo' decoded '$plt'" "$(tail -2 $tmp/pld.txt)"; fi
+  expect export_plan_and_config 2 "--plan gives the configuration and placement" -- $H export-lp "${tiny[@]}" --plan $T/plan.json "${PCFG[@]}"
 else
   bad export_round_trip_glpsol_cbc_lp_mps_agree "glpsol or cbc is missing: run ./scripts/install-deps.sh"
 fi
