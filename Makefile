@@ -3,7 +3,8 @@
 #   make demo       build, then plan and evaluate the bundled examples
 #   make test       warnings-fatal build, then the whole test suite (what CI runs)
 #   make bench      planning-time benchmark tables (not a test)
-#   make bench-mip  the MIP solvers' bound and gap on 16 to 768 GPUs (not a test, ~35 min)
+#   make bench-mip  the MIP solvers' bound and gap on 16 to 768 GPUs (not a test, ~25 min)
+#   make bench-quality  the default solver against the baselines, 64 to 4096 GPUs
 #   make check-asan the test suite under AddressSanitizer + UBSan + LeakSanitizer (build/asan/)
 #   make check-valgrind  the unit tests and a few commands under valgrind (build/vg/)
 #   make deps       install the Debian packages the project needs (as root)
@@ -78,7 +79,7 @@ PROF_UNIT  := $(BUILD)/prof_units
 NVCCFLAGS  ?= -O2 -std=c++17 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
               -Xcompiler -Wall,-Wextra
 
-.PHONY: all demo test unit profiler bench bench-mip check-asan check-valgrind deps clean
+.PHONY: all demo test unit profiler bench bench-mip bench-quality check-asan check-valgrind deps clean
 
 all: $(TOOL) profiler
 
@@ -134,9 +135,13 @@ $(BENCH): $(BUILD)/bench/bench_search.o $(LIB)
 bench: $(BENCH)
 	./$(BENCH)
 
-# The MIP certificate's time, bound and gap (about 35 minutes; BENCH_QUICK=1: 3).
+# The MIP certificate's time, bound and gap (about 25 minutes; BENCH_QUICK=1: 30 s).
 bench-mip: $(TOOL)
 	./bench/bench_mip.sh $(TOOL)
+
+# The default solver's plans against every baseline on 64 to 4096 mixed GPUs.
+bench-quality: $(TOOL)
+	./bench/bench_quality.sh $(TOOL)
 
 demo: all
 	./examples/demo.sh $(TOOL)

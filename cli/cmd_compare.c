@@ -232,7 +232,7 @@ int cmd_compare(int argc, char **argv)
         printf("%s\n", hp_result_no_plan_text(&w->r, why, sizeof why));
       }
     }
-    printf("\nlower bound: proven over the whole space (glpk, cbc: relaxations of every "
+    printf("\nlower bound: proven over the whole space (glpk, cbc: the pattern bound of every "
            "configuration; enum: all plans)\nproven gap: distance above the best bound over the "
            "whole space%s\n",
            isfinite(best_bound) ? "" : " (none proved here)");

@@ -187,7 +187,7 @@ hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_conf
 
 /* Plans of the fast heuristics (seed.c): the layer DP of every configuration under both
  * fixed placements, and the baselines (hethub, dhondt, megatron, megatron-params,
- * pipette), each offered to `out`; fixed_obj[i] (may be NULL) gets configuration i's
+ * pipette, amp, osdp), each offered to `out`; fixed_obj[i] (may be NULL) gets configuration i's
  * best fixed-placement DP figure (INFINITY if none fits), an order for later passes. */
 hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
                            double deadline, hp_result *out, double *fixed_obj, hp_diag *d);

@@ -1,8 +1,9 @@
 /* seed.c -- plans from the fast heuristics, the starting points of the default search and
  * the incumbents of the certificate: the exact layer DP of every configuration under
  * the two fixed placements (Megatron order and its stage mirror), and the baselines of
- * the literature (HetHub, SageMaker's D'Hondt, Megatron's rules, Pipette), whose plans
- * are often better than those two placements on mixed clusters. */
+ * the literature (HetHub, SageMaker's D'Hondt, Megatron's rules, Pipette, AMP, OSDP),
+ * whose plans are often better than those two placements on mixed clusters; a baseline's
+ * plan that does not fit is not kept. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -57,7 +58,7 @@ hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, con
                            double deadline, hp_result *out, double *fixed_obj, hp_diag *d)
 {
   static const char *const baselines[] = { "hethub", "dhondt", "megatron", "megatron-params",
-                                           "pipette" };
+                                           "pipette", "amp", "osdp" };
   sweep sw = { p, lim, out, fixed_obj, deadline };
   hp_err err;
   for (int i = 0; fixed_obj && i < n; i++) fixed_obj[i] = INFINITY;

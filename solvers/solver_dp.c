@@ -13,6 +13,9 @@
 
 #include "search.h"
 
+/* The default limit: the pattern pass is the part that grows with the cluster. */
+#define DP_DEFAULT_SECONDS 60.0
+
 typedef struct order_key { double v; int i; } order_key;
 
 static int by_value(const void *a, const void *b)
@@ -40,7 +43,7 @@ static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_li
 {
   hp_config *cfg = NULL;
   int n = hp__configs(prob, &cfg), *order = NULL;
-  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  double deadline = hp__now() + (lim->time_limit > 0 ? lim->time_limit : DP_DEFAULT_SECONDS);
   double *fixed = n > 0 ? hp__calloc((size_t)n, sizeof *fixed) : NULL;
   hp_cfg_bound *b = n > 0 ? hp__calloc((size_t)n, sizeof *b) : NULL;
   hp_classes cl;
