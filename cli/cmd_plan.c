@@ -185,6 +185,10 @@ int cmd_plan(int argc, char **argv)
             100 * (res.objective - res.bound) / res.objective);
   else
     fprintf(stderr, "\n");
+  if (res.stopped != HP_STOP_NONE)      /* what the search did not finish, and so what is not claimed */
+    fprintf(stderr, "hetplan: the search stopped (%s)%s%s\n", hp_stop_name(res.stopped),
+            res.space == HP_SPACE_INCOMPLETE ? ": " : "",
+            res.space == HP_SPACE_INCOMPLETE ? res.space_note : "");
   {
     const hp_cluster *c = prob->cluster;
     double h = cli_headroom(&e);

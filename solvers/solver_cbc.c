@@ -1,8 +1,8 @@
-/* solver_cbc.c -- `cbc`: the exact per-configuration MIP (formulation/) solved by CBC.
- * The only file that includes Cbc_C_Interface.h. A fresh model per solve (a CBC model is
- * not valid for change after Cbc_solve); wall-clock time ("timeMode elapsed"); the gap
- * stop is tested before Cbc_isProvenOptimal, which is also 1 after it; the start gives
- * the integer columns and CBC completes and checks it. */
+/* solver_cbc.c -- `cbc`: the certificate of mip_search.c with CBC solving its programs
+ * (formulation/). The only file that includes Cbc_C_Interface.h. A fresh model per solve,
+ * loaded in one call (a CBC model is not valid for change after Cbc_solve); wall-clock
+ * time ("timeMode elapsed"); the gap stop is tested before Cbc_isProvenOptimal, which is
+ * also 1 after it; a start gives the integer columns and CBC completes and checks it. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +12,48 @@
 
 #include "search.h"
 
+/* Loads the MIP in one call (column-major arrays), not column by column and row by row:
+ * large programs would spend seconds in the incremental calls. Names are not passed: a
+ * solve has no use for them (export-lp writes its own files). */
+static int load(Cbc_Model *cm, const hp_mip *m)
+{
+  int nc = m->n_cols, nr = m->n_rows;
+  CoinBigIndex *start = calloc((size_t)nc + 1, sizeof *start);
+  int *index = malloc(((size_t)m->n_nz + 1) * sizeof *index), *fill = calloc((size_t)nc + 1, sizeof *fill);
+  double *value = malloc(((size_t)m->n_nz + 1) * sizeof *value);
+  double *clb = malloc(((size_t)nc + 1) * sizeof *clb), *cub = malloc(((size_t)nc + 1) * sizeof *cub);
+  double *obj = malloc(((size_t)nc + 1) * sizeof *obj);
+  double *rlb = malloc(((size_t)nr + 1) * sizeof *rlb), *rub = malloc(((size_t)nr + 1) * sizeof *rub);
+  int ok = start && index && fill && value && clb && cub && obj && rlb && rub;
+  if (ok) {
+    for (int i = 0; i < nr; i++)
+      for (int k = 0; k < m->rows[i].n; k++) start[m->idx[m->rows[i].start + k] + 1]++;
+    for (int j = 0; j < nc; j++) start[j + 1] += start[j];
+    for (int i = 0; i < nr; i++) {
+      const hp_mip_row *r = &m->rows[i];
+      for (int k = 0; k < r->n; k++) {
+        int j = m->idx[r->start + k];
+        CoinBigIndex at = start[j] + fill[j]++;
+        index[at] = i;
+        value[at] = m->val[r->start + k];
+      }
+      rlb[i] = r->sense == 'L' ? -DBL_MAX : r->rhs;
+      rub[i] = r->sense == 'G' ? DBL_MAX : r->rhs;
+    }
+    for (int j = 0; j < nc; j++) {
+      clb[j] = m->cols[j].lb;
+      cub[j] = isinf(m->cols[j].ub) ? DBL_MAX : m->cols[j].ub;
+      obj[j] = m->cols[j].obj;
+    }
+    Cbc_loadProblem(cm, nc, nr, start, index, value, clb, cub, obj, rlb, rub);
+    for (int j = 0; j < nc; j++)
+      if (m->cols[j].integer) Cbc_setInteger(cm, j);
+  }
+  free(start); free(index); free(fill); free(value); free(clb); free(cub); free(obj);
+  free(rlb); free(rub);
+  return ok ? 0 : -1;
+}
+
 hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
                           double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
 {
@@ -20,15 +62,7 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
   int *ints = NULL, n_int = 0;
   double *vals = NULL;
   if (!cm) return hp_fail(d, HP_BACKEND, "cbc: cannot create a model");
-  for (int j = 0; j < m->n_cols; j++) {
-    const hp_mip_col *c = &m->cols[j];
-    Cbc_addCol(cm, c->name, c->lb, isinf(c->ub) ? DBL_MAX : c->ub, c->obj, (char)c->integer, 0,
-               NULL, NULL);
-  }
-  for (int i = 0; i < m->n_rows; i++) {
-    const hp_mip_row *r = &m->rows[i];
-    Cbc_addRow(cm, r->name, r->n, m->idx + r->start, m->val + r->start, r->sense, r->rhs);
-  }
+  if (load(cm, m)) { Cbc_deleteModel(cm); return hp_fail(d, HP_NOMEM, "out of memory loading the MIP into CBC"); }
   Cbc_setObjSense(cm, 1);
   Cbc_setLogLevel(cm, 0);
   Cbc_setParameter(cm, "timeMode", "elapsed");
@@ -99,8 +133,8 @@ static hp_err cbc_solve(const hp_problem *prob, const hp_plan *start, const hp_l
 
 const hp_solver hp_solver_cbc = {
   .name = "cbc",
-  .desc = "MIP by CBC: placement-free relaxations bound every configuration (pruned "
-          "against dp and sa), exact MIPs of two placements improve the plan",
+  .desc = "certificate with CBC: the pattern DP bounds every configuration over all "
+          "placements, the pattern program checks it and gives plans (docs/formulation.md)",
   .flags = HP_SOLVER_BOUND,
   .solve = cbc_solve,
 };

@@ -1,5 +1,5 @@
-/* solver_glpk.c -- `glpk`: the exact per-configuration MIP (formulation/) solved by GLPK's
- * branch and cut. The only file that includes glpk.h. GLPK's pitfalls
+/* solver_glpk.c -- `glpk`: the certificate of mip_search.c with GLPK's branch and cut
+ * solving its programs (formulation/). The only file that includes glpk.h. GLPK's pitfalls
  * (docs/toolchain notes): it does not check a start, so the start is completed by an LP
  * with its integer columns fixed and checked against the MIP here; the presolver is off
  * and the LP relaxation is solved first (a presolved problem misreads a start, and
@@ -185,8 +185,8 @@ static hp_err glpk_solve(const hp_problem *prob, const hp_plan *start, const hp_
 
 const hp_solver hp_solver_glpk = {
   .name = "glpk",
-  .desc = "MIP by GLPK: placement-free relaxations bound every configuration (pruned "
-          "against dp and sa), exact MIPs of two placements improve the plan",
+  .desc = "certificate with GLPK: the pattern DP bounds every configuration over all "
+          "placements, the pattern program checks it and gives plans (docs/formulation.md)",
   .flags = HP_SOLVER_BOUND,
   .solve = glpk_solve,
 };
