@@ -31,9 +31,8 @@
 
 #include "search.h"
 
-/* Points the exact state may keep, and transitions it may try, before it gives way to
- * the Lagrangian bound; the most points any run keeps. */
-#define PAT_EXACT_POINTS 4000000L
+/* Transitions the exact state may try before it gives way to the Lagrangian bound (in
+ * practice the deadline comes first); the most points any run keeps (32 bytes each). */
 #define PAT_EXACT_WORK 2000000000L
 #define PAT_MAX_POINTS 20000000L
 #define PAT_EXACT_LISTS 4000000.0
@@ -60,6 +59,7 @@ typedef struct pdp {
   double pen_min;
   double *pre;           /* [C][L+1] prefix sums of class times */
   double *rest;          /* [L+1] sum over l >= i of the fastest class time */
+  double ratio[HP_PATTERN_MAX_CLASSES];   /* max_l fastest(l) / time of class c (<= 1) */
   double *spre, *ppre, *gpre;   /* [L+1] prefix sums of states, gathered and gradient bytes */
   ppoint *pool;
   long n_pool, cap_pool;
@@ -228,11 +228,31 @@ static void stage_option(const pdp *c, int i, int j, int kind, int rec, double m
 }
 
 /* A lower bound on any completion of a point at (stage s done, next layer i). */
-static double completion_bound(const pdp *c, const ppoint *x, int s, int i)
+static double completion_bound(const pdp *c, const ppoint *x, int s, int i, int res)
 {
-  double rest = c->rest[i], M = x->M;
+  double rest = c->rest[i], M = x->M, T = 0;
   int left = c->pp - s;
-  if (left > 0 && (double)(c->gas - 1) * rest / left > M) M = (double)(c->gas - 1) * rest / left;
+  if (left > 0) T = rest / left;        /* the largest remaining stage is at least the mean */
+  if (left > 0 && c->exact && c->C == 2) {
+    /* with groups counted: at most k0 of the remaining stages can be of class 0 alone, at
+     * most k1 of class 1 alone; a stage holding a group of class c takes at least its
+     * layers' class-c time, so holds at most ratio[c] x T of fastest time (ratio[c] =
+     * max_l fastest_l / time_c(l)); hence, the k0 stages counted at the larger ratio,
+     * T >= rest / (k0 max ratio + (left - k0) ratio[1]), and symmetrically */
+    int a = res / (c->pp + 1), m = res % (c->pp + 1), b = s - a - m;
+    long k0 = (c->pt->groups[0] - ((long)a * c->dp + m)) / c->dp;
+    long k1 = (c->pt->groups[1] - ((long)b * c->dp + m)) / c->dp;
+    if (k0 > left) k0 = left;
+    if (k1 > left) k1 = left;
+    if (k0 < 0) k0 = 0;
+    if (k1 < 0) k1 = 0;
+    double hi = fmax(c->ratio[0], c->ratio[1]);   /* the k stages alone: at most the larger */
+    double d0 = k0 * hi + (left - k0) * c->ratio[1];
+    double d1 = k1 * hi + (left - k1) * c->ratio[0];
+    if (d0 > 0 && rest / d0 > T) T = rest / d0;
+    if (d1 > 0 && rest / d1 > T) T = rest / d1;
+  }
+  if ((double)(c->gas - 1) * T > M) M = (double)(c->gas - 1) * T;
   return M + x->S + rest + x->Q + (left > 0 ? left * c->pen_min : 0);
 }
 
@@ -338,7 +358,7 @@ static hp_err run(pdp *c, long *best)
                               x->Q > o.q ? x->Q : o.q, pi, (short)i, (unsigned char)k,
                               (unsigned char)rflag };
                 if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
-                if (completion_bound(c, &np, s + 1, j + 1) > c->cutoff * (1 + 1e-12)) continue;
+                if (completion_bound(c, &np, s + 1, j + 1, nres) > c->cutoff * (1 + 1e-12)) continue;
                 if (s == pp - 1 && objective(&np) < bestv) bestv = objective(&np);
                 int r = insert_next(c, to, &np);
                 if (r == -2) { err = HP_NOMEM; break; }
@@ -550,6 +570,10 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     for (int x = 0; x < c.C; x++)
       if (pt->groups[x] > 0 && hp_costs_time(tab, x, l) < f) f = hp_costs_time(tab, x, l);
     c.rest[l] = c.rest[l + 1] + f;
+    for (int x = 0; x < c.C; x++) {
+      double t = hp_costs_time(tab, x, l), rt = t > 0 ? f / t : 1;
+      if (l == L - 1 || rt > c.ratio[x]) c.ratio[x] = rt;
+    }
   }
   for (int l = 0; l < L; l++) {
     c.spre[l + 1] = c.spre[l] + tab->layer[l].state;
@@ -564,7 +588,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     int use[HP_PATTERN_MAX_CLASSES];
     double v;
     c.exact = 1;
-    c.max_points = o->exact == 1 ? PAT_MAX_POINTS : PAT_EXACT_POINTS;
+    c.max_points = PAT_MAX_POINTS;
     c.max_work = o->exact == 1 ? 0 : PAT_EXACT_WORK;
     c.R = c.C == 2 ? (c.pp + 1) * (c.pp + 1) : 1;
     if (!(err = setup_frontiers(&c))) {
