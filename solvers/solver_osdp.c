@@ -137,11 +137,12 @@ static hp_err osdp_solve(const hp_problem *prob, const hp_plan *start, const hp_
     return hp_fail(d, HP_LIMIT, "osdp: data parallelism only needs gbs (%ld) to be a multiple "
                    "of the %d devices", prob->job.gbs, D);
   per = prob->job.gbs / D;
-  for (long mbs = 1; mbs <= per && !err; mbs++) {
-    hp_config c = { 1, 1, D, (int)mbs };
+  int mbs[8192], nm = hp_mbs_divisors(per, mbs, 8192);   /* not a loop over 1..per */
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  for (int im = 0; im < nm && im < 8192 && !err && !hp__should_stop(lim, deadline, out); im++) {
+    hp_config c = { 1, 1, D, mbs[im] };
     hp_plan *pl = NULL;
     int fits = 0;
-    if (per % mbs) continue;
     if ((err = hp__plan_for(prob, &c, &pl, d))) break;
     hp_plan_split_even(pl);
     hp_plan_place_in_order(pl);

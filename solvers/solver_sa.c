@@ -9,6 +9,7 @@
  * the worsening counts (unlike Pipette's acceptance). T falls geometrically from 0.05 to
  * 1e-4 over the run. Starts from the `dp` solver's plan. Seeded and deterministic;
  * --max-work sets the moves (default 3000), --time-limit the wall clock. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,22 @@ static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, l
   return score(p, st, d);
 }
 
+/* Tells the progress observer, if any, where the annealing stands. */
+static void report(const hp_limits *lim, const char *phase, long k, long moves, double t0,
+                   const hp_result *out)
+{
+  hp_progress p;
+  if (!lim->progress) return;
+  p.solver = "SA";
+  p.phase = phase;
+  p.done = k < INT_MAX ? (int)k : INT_MAX;
+  p.total = moves < INT_MAX ? (int)moves : INT_MAX;
+  p.elapsed = hp__now() - t0;
+  p.incumbent = out->plan ? out->objective : INFINITY;
+  p.bound = -INFINITY;
+  lim->progress(lim->progress_ctx, &p);
+}
+
 static int config_index(const hp_config *cfg, int n, const hp_plan *pl)
 {
   for (int i = 0; i < n; i++)
@@ -80,7 +97,8 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   hp_config *cfg = NULL;
   int n = hp__configs(prob, &cfg);
   long moves = lim->max_work > 0 ? lim->max_work : SA_DEFAULT_MOVES;
-  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  double t0 = hp__now(), deadline = lim->time_limit > 0 ? t0 + lim->time_limit : INFINITY;
+  long k = 0;
   sa_state cur = {0}, cand = {0};
   hp_result seed_res;
   hp_limits seed_lim = *lim;
@@ -125,7 +143,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   }
   if (cur.fits && (err = hp__score_offer(prob, lim, cur.pl, out, d))) goto done;
 
-  for (long k = 0; k < moves && hp__now() < deadline; k++) {
+  for (k = 0; k < moves && !hp__should_stop(lim, deadline, out); k++) {
     double temp = SA_T0 * pow(SA_T1 / SA_T0, (double)k / (double)moves);
     int kind = hp__rng_int(&rng, 10);
     cand.ci = cur.ci;
@@ -164,7 +182,9 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
       if (cur.fits && cur.cost < out->objective && (err = hp__score_offer(prob, lim, cur.pl, out, d)))
         break;
     }
+    if ((k & 15) == 15) report(lim, "moves", k + 1, moves, t0, out);
   }
+  if (!err) report(lim, "done", k, moves, t0, out);
 done:
   free(cfg);
   free(cur.groups);
