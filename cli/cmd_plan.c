@@ -1,6 +1,7 @@
 /* cmd_plan.c -- `hetplan plan`: runs a solver, re-scores its plan with the evaluator and
  * writes the plan file (formats.md) with the solver block. */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -22,8 +23,11 @@ static const char help[] =
   "refuses to plan when any cell would be estimated (exit 3). The plan file carries the\n"
   "coverage of the chosen plan (profile_coverage).\n"
   "\n"
-  "exit codes: 0 a plan was found, 6 none was found (or none fits: the solver block says\n"
-  "which), 3 an input file is bad, 2 usage.\n";
+  "exit codes: 0 a plan was found, 5 the solver's plan does not fit in memory (written,\n"
+  "status \"does-not-fit\"), 6 none was found (or none fits: the solver block says which),\n"
+  "7 interrupted by Ctrl-C or SIGTERM (the best plan so far is written, marked\n"
+  "\"stopped\": \"interrupted\"; a second signal quits at once), 8 the output cannot be\n"
+  "written, 3 an input file is bad, 2 usage.\n";
 
 #define GIB 1073741824.0
 
@@ -64,6 +68,7 @@ int cmd_plan(int argc, char **argv)
   hp_diag d;
   hp_err err;
   char *text = NULL;
+  int interrupted = 0;
   int rc = cli_parse(argc, argv, 2, "plan",
                      "model cluster gbs solver schedule profile strict-profile job time-limit "
                      "seed max-work top show-rejected out",
@@ -79,6 +84,7 @@ int cmd_plan(int argc, char **argv)
       fprintf(stderr, "hetplan plan: unknown solver '%s' (see 'hetplan solvers')\n", o.solver);
     return EXIT_USAGE;
   }
+  if ((rc = cli_check_output(o.out))) return rc;   /* before the search, not after */
   if ((rc = cli_load_problem(&o, "plan", &prob))) return rc;
   hp_result_init(&res);
   if ((rc = cli_coverage(prob, HP_COV_SPACE, NULL, &cov))) goto done;
@@ -93,6 +99,7 @@ int cmd_plan(int argc, char **argv)
   lim.top = o.top;
   lim.keep_rejected = o.show_rejected;
   cli_progress_attach(&lim, &pg);
+  cli_interrupt_attach(&lim);
   if ((err = hp_solver_run(s, prob, NULL, &lim, &res, &d))) {
     rc = cli_fail(&d, err);
     goto done;
@@ -105,7 +112,14 @@ int cmd_plan(int argc, char **argv)
                                           res.rejected, res.n_rejected);
     else fprintf(stderr, "hetplan: no rejected plan kept by solver %s\n", s->name);
   }
+  interrupted = res.stopped == HP_STOP_INTERRUPT;
   if (!res.plan) {
+    if (interrupted) {
+      fprintf(stderr, "hetplan: interrupted (%s) before the solver found a plan: nothing "
+              "written\n", cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT");
+      rc = EXIT_INTERRUPTED;
+      goto done;
+    }
     fprintf(stderr, "hetplan: no plan: %s\n", res.status == HP_SOL_INFEASIBLE
             ? "no plan of the search space fits in memory (proved)"
             : "the solver found none within its limits");
@@ -129,7 +143,17 @@ int cmd_plan(int argc, char **argv)
             100 * (res.objective - res.bound) / res.objective);
   else
     fprintf(stderr, "\n");
+  if (!res.fits)
+    fprintf(stderr, "hetplan: the plan of solver %s does not fit in memory: device %d (stage "
+            "%d) needs %.3f GiB of %.3f GiB; written for reference, not for use\n", s->name,
+            e.oom_device, e.oom_stage, e.mem[e.oom_device] / GIB, e.cap[e.oom_device] / GIB);
+  if (interrupted)
+    fprintf(stderr, "hetplan: interrupted (%s): this is the best plan found so far; its file "
+            "says \"stopped\": \"interrupted\"\n",
+            cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT");
   rc = cli_write(o.out, text);
+  if (!rc && interrupted) rc = EXIT_INTERRUPTED;
+  else if (!rc && !res.fits) rc = EXIT_OOM;
 done:
   hp_coverage_destroy(&cov);
   free(text);

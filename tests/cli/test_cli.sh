@@ -40,7 +40,7 @@ expect plan_help 0 "usage: hetplan plan" -- $H plan --help
 expect unknown_flag 2 "unknown flag '--colour'" -- $H evaluate "${tiny[@]}" --plan $T/plan.json --colour red
 expect missing_gbs 2 "missing --gbs N" -- $H evaluate --model $T/model.json --cluster $T/cluster.json --plan $T/plan.json
 expect missing_plan 2 "missing --plan FILE" -- $H evaluate "${tiny[@]}"
-expect bad_gbs 2 "--gbs: expected a positive integer, got '-3'" -- $H evaluate "${tiny[@]}" --gbs -3 --plan $T/plan.json
+expect bad_gbs 2 "--gbs: expected an integer in 1..1099511627776 (2^40), got '-3'" -- $H evaluate "${tiny[@]}" --gbs -3 --plan $T/plan.json
 expect bad_schedule_flag 2 "--schedule: expected 1f1b or gpipe" -- $H evaluate "${tiny[@]}" --schedule zb --plan $T/plan.json
 expect missing_file 3 "cannot open 'nope.json'" -- $H evaluate --model nope.json --cluster $T/cluster.json --gbs 8 --plan $T/plan.json
 expect unknown_solver 2 "unknown solver 'magic'" -- $H plan "${tiny[@]}" --solver magic
