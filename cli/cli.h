@@ -84,7 +84,12 @@ int cmd_validate(int argc, char **argv);
 int cmd_export_lp(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 
-/* Loads the problem and the plan of --plan; prints errors; 0 or an exit code. */
+/* A plan file read for a problem whose schedule neither --schedule nor the job file
+ * chose sets it: a GPipe plan needs no --schedule gpipe. */
+void cli_adopt_plan_schedule(hp_problem *prob, const hp_plan *plan);
+
+/* Loads the problem and the plan of --plan (whose schedule it adopts, as above); prints
+ * errors; 0 or an exit code. */
 int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **plan);
 
 /* Profile coverage: computes it (prints errors; 0 or an exit code), prints it as a

@@ -235,6 +235,15 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
   return EXIT_OK_;
 }
 
+/* Whether the schedule of the last problem loaded was chosen by --schedule or the job
+ * file; if not, a plan file's own schedule is taken (cli_adopt_plan_schedule). */
+static int schedule_chosen;
+
+void cli_adopt_plan_schedule(hp_problem *prob, const hp_plan *plan)
+{
+  if (!schedule_chosen) prob->job.schedule = plan->schedule;
+}
+
 int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
 {
   hp_diag d;
@@ -248,7 +257,13 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
   *out = NULL;
   if (!o->model) return usage_error(cmd, "missing --model FILE");
   if (!o->cluster) return usage_error(cmd, "missing --cluster FILE");
-  if (o->job && (err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);
+  schedule_chosen = o->schedule != NULL;
+  if (o->job) {
+    hp_job other = { 0, HP_GPIPE };   /* keys a job file lacks leave a job as it was */
+    if ((err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);
+    if (hp_job_load(o->job, &other, &d) == HP_OK && other.schedule == job.schedule)
+      schedule_chosen = 1;
+  }
   if (o->gbs > 0) job.gbs = o->gbs;
   if (o->schedule) job.schedule = (hp_schedule)hp_schedule_parse(o->schedule);
   if (job.gbs <= 0) return usage_error(cmd, "missing --gbs N (the global batch size)");
@@ -302,6 +317,13 @@ static int write_error(const char *path, int e)
   return EXIT_IO;
 }
 
+static int temp_error(const char *path, const char *tmp, int e)
+{
+  fprintf(stderr, "hetplan: error: cannot write '%s': cannot create the file '%s' to write it "
+          "to first: %s\n", path, tmp, strerror(e));
+  return EXIT_IO;
+}
+
 int cli_check_output(const char *path)
 {
   char target[4096], tmp[4160];
@@ -310,7 +332,7 @@ int cli_check_output(const char *path)
   if (!path || !strcmp(path, "-") || special_file(path)) return EXIT_OK_;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return write_error(path, EISDIR);
   target_path(path, target, sizeof target);
-  if ((fd = open_temp(target, tmp, sizeof tmp)) < 0) return write_error(path, errno);
+  if ((fd = open_temp(target, tmp, sizeof tmp)) < 0) return temp_error(path, tmp, errno);
   close(fd);
   unlink(tmp);
   return EXIT_OK_;
@@ -352,7 +374,7 @@ int cli_write(const char *path, const char *text)
   /* A regular file: written whole to a temporary file beside it, then renamed over it,
    * so that a reader (or an interrupted run) never sees half a file. */
   target_path(path, target, sizeof target);
-  if ((fd = open_temp(target, tmp, sizeof tmp)) < 0) return write_error(path, errno);
+  if ((fd = open_temp(target, tmp, sizeof tmp)) < 0) return temp_error(path, tmp, errno);
   if (write_all(fd, text, len) || (nl && write_all(fd, "\n", 1)) || fsync(fd) != 0) {
     e = errno;
     close(fd);
@@ -416,7 +438,8 @@ int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan
   if (!o->plan) return usage_error(cmd, "missing --plan FILE");
   if ((rc = cli_load_problem(o, cmd, prob))) return rc;
   cli_diag_init(&d);
-  if ((err = hp_plan_load(o->plan, *prob, plan, &d)) || (err = hp_plan_validate(*prob, *plan, &d))) {
+  if (!(err = hp_plan_load(o->plan, *prob, plan, &d))) cli_adopt_plan_schedule(*prob, *plan);
+  if (err || (err = hp_plan_validate(*prob, *plan, &d))) {
     hp_problem_destroy(prob);
     hp_plan_destroy(plan);
     return cli_fail(&d, err);

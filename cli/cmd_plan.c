@@ -151,6 +151,9 @@ int cmd_plan(int argc, char **argv)
     fprintf(stderr, "hetplan: interrupted (%s): this is the best plan found so far; its file "
             "says \"stopped\": \"interrupted\"\n",
             cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT");
+  if (!interrupted && cli_interrupted())
+    fprintf(stderr, "hetplan: the interrupt came as the solver finished: its result is "
+            "complete\n");
   rc = cli_write(o.out, text);
   if (!rc && interrupted) rc = EXIT_INTERRUPTED;
   else if (!rc && !res.fits) rc = EXIT_OOM;

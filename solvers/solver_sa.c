@@ -20,6 +20,7 @@
 #define SA_DEFAULT_MOVES 3000
 #define SA_T0 0.05
 #define SA_T1 1e-4
+#define SA_REACH 25.0
 
 extern const hp_solver hp_solver_dp;
 
@@ -46,9 +47,11 @@ static hp_err score(const hp_problem *p, sa_state *st, hp_diag *d)
   return err;
 }
 
-/* Rebuilds the plan of a state from its configuration and group order, then splits. */
-static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, long *work,
-                      hp_diag *d)
+/* Rebuilds the plan of a state from its configuration and group order, then splits;
+ * only splits whose DP figure is below `cutoff` are sought (INFINITY: any), which keeps
+ * the DP's frontier small on deep models. */
+static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, double cutoff,
+                      long *work, hp_diag *d)
 {
   hp_dp_opts o;
   int found = 0;
@@ -58,6 +61,7 @@ static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, l
   if ((err = hp__plan_for(p, &cfg[st->ci], &st->pl, d))) return err;
   hp__place_groups(st->pl, st->groups, st->order);
   hp__dp_opts_init(&o);
+  o.cutoff = cutoff;
   if ((err = hp__dp_split(p, st->pl, &o, &found, &obj, work, d))) return err;
   if (!found) {                       /* nothing fits: an even split, recomputing */
     hp_plan_split_even(st->pl);
@@ -139,12 +143,15 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     cur.ci = hp__rng_int(&rng, n);
     cur.ng = hp__tp_groups(prob, cfg[cur.ci].tp, cur.groups);
     for (int i = 0; i < cur.ng; i++) cur.order[i] = i;
-    if ((err = rebuild(prob, cfg, &cur, &out->work, d))) goto done;
+    if ((err = rebuild(prob, cfg, &cur, INFINITY, &out->work, d))) goto done;
   }
   if (cur.fits && (err = hp__score_offer(prob, lim, cur.pl, out, d))) goto done;
 
   for (k = 0; k < moves && !hp__should_stop(lim, deadline, out); k++) {
     double temp = SA_T0 * pow(SA_T1 / SA_T0, (double)k / (double)moves);
+    /* a candidate this much worse is accepted with probability below e^-25: its split
+     * need not be sought */
+    double cutoff = isfinite(cur.cost) ? cur.cost * (1 + SA_REACH * temp) : INFINITY;
     int kind = hp__rng_int(&rng, 10);
     cand.ci = cur.ci;
     cand.ng = cur.ng;
@@ -153,14 +160,14 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     hp_plan_destroy(&cand.pl);
     if (kind < 4 && cur.ng > 1) {                         /* placement */
       hp__placement_move(cand.order, cand.ng, &rng);
-      err = rebuild(prob, cfg, &cand, &out->work, d);
+      err = rebuild(prob, cfg, &cand, cutoff, &out->work, d);
     } else if (kind < 6) {                                /* configuration */
       cand.ci = hp__rng_int(&rng, n);
       if (cfg[cand.ci].tp != cfg[cur.ci].tp) {            /* new groups, Megatron order */
         cand.ng = hp__tp_groups(prob, cfg[cand.ci].tp, cand.groups);
         for (int i = 0; i < cand.ng; i++) cand.order[i] = i;
       }
-      err = rebuild(prob, cfg, &cand, &out->work, d);
+      err = rebuild(prob, cfg, &cand, cutoff, &out->work, d);
     } else {                                              /* flags, boundaries kept */
       if ((err = hp_plan_copy(&cand.pl, cur.pl, d))) break;
       if (kind < 8 && cand.pl->dp > 1) {
