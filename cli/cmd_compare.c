@@ -118,6 +118,8 @@ int cmd_compare(int argc, char **argv)
         else printf("null");
         printf(", \"seconds\": %.6f, \"lower_bound\": ", w->r.seconds);
         if (isfinite(w->r.bound)) printf("%.17g", w->r.bound); else printf("null");
+        if (hp_stop_name(w->r.stopped)) printf(", \"stopped\": \"%s\"", hp_stop_name(w->r.stopped));
+        else printf(", \"stopped\": null");
         printf(", \"space\": \"%s\", \"space_note\": \"", hp_space_name(w->r.space));
         for (const char *c = w->r.space_note; *c; c++) {
           if (*c == '"' || *c == '\\') putchar('\\');

@@ -66,6 +66,13 @@ static int build(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan 
   }
   if ((rc = cli_load_problem(o, cmd, prob))) return rc;
   cli_diag_init(&d);
+  if ((long)pp * tp * dp != (*prob)->cluster->n_devices) {   /* before allocating the plan */
+    fprintf(stderr, "hetplan %s: --config %s is not a configuration of this instance:\n", cmd,
+            o->config);
+    return cli_fail(&d, hp_fail(&d, HP_PLAN, "plan: pp * tp * dp = %d * %d * %d = %ld but "
+                                "cluster '%s' has %d devices", pp, tp, dp, (long)pp * tp * dp,
+                                (*prob)->cluster->name, (*prob)->cluster->n_devices));
+  }
   if ((err = hp_plan_create(pl, pp, tp, dp, (*prob)->model->n_layers, &d))) return cli_fail(&d, err);
   (*pl)->mbs = mbs;
   (*pl)->schedule = (*prob)->job.schedule;
