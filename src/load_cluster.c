@@ -120,7 +120,7 @@ static hp_err read_nodes(ju_ctx *c, const cJSON *arr, hp_cluster *cl, name_ix **
     long gpus;
     double gbps, lat;
     ju_index(p, sizeof p, "nodes", i);
-    if ((err = ju_object(c, o, p))) return err;
+    if ((err = ju_object(c, o, p))) break;
     ju_unknown_keys(c, o, p, node_keys);
     if ((err = ju_str(c, o, p, "name", 1, NULL, &name))) break;
     if ((err = ju_str(c, o, p, "type", 1, NULL, &type))) break;
