@@ -13,6 +13,7 @@
 #include "search.h"
 
 #define OSDP_DEFAULT_NODES 1000000L
+#define OSDP_MAX_LAYERS 50000     /* recursion depth: well inside an 8 MiB stack */
 
 typedef struct osdp {
   const hp_problem *p;
@@ -133,6 +134,9 @@ static hp_err osdp_solve(const hp_problem *prob, const hp_plan *start, const hp_
   out->space = HP_SPACE_RESTRICTED;
   snprintf(out->space_note, sizeof out->space_note, "OSDP: data parallel only (pp = tp = 1), per-layer "
            "DP or ZeRO-3, micro-batch sweep");
+  if (prob->model->n_layers > OSDP_MAX_LAYERS)   /* dfs() recurses once per layer */
+    return hp_fail(d, HP_LIMIT, "osdp: its depth-first search takes one level per layer: at "
+                   "most %d layers, the model has %d", OSDP_MAX_LAYERS, prob->model->n_layers);
   if (prob->job.gbs % D)
     return hp_fail(d, HP_LIMIT, "osdp: data parallelism only needs gbs (%ld) to be a multiple "
                    "of the %d devices", prob->job.gbs, D);
