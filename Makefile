@@ -7,6 +7,8 @@
 #   make bench-quality  the default solver against the baselines, 64 to 4096 GPUs
 #   make check-asan the test suite under AddressSanitizer + UBSan + LeakSanitizer (build/asan/)
 #   make check-valgrind  the unit tests and a few commands under valgrind (build/vg/)
+#   make fuzz       libFuzzer targets of every loader (fuzz/, clang), each run for
+#                   FUZZ_SECONDS (default 60), one at a time; not part of make test
 #   make deps       install the Debian packages the project needs (as root)
 #   make profiler   build/hetplan-profile (Open MPI's mpicc; the GPU parts where CUDA is)
 # Optional parts are switches: CUDA_HOME (the GPU profiler's CUDA, cuBLAS and NCCL, built
@@ -41,7 +43,7 @@ else
 LIB_SRCS := $(filter-out solvers/solver_cbc.c,$(LIB_SRCS))
 endif
 CLI_SRCS  := $(wildcard cli/*.c)
-TEST_SRCS := $(wildcard tests/unit/*.c)
+TEST_SRCS := $(wildcard tests/unit/*.c) fuzz/fuzz_bodies.c
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
@@ -79,7 +81,8 @@ PROF_UNIT  := $(BUILD)/prof_units
 NVCCFLAGS  ?= -O2 -std=c++17 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
               -Xcompiler -Wall,-Wextra
 
-.PHONY: all demo test unit profiler bench bench-mip bench-quality check-asan check-valgrind deps clean
+.PHONY: all demo test unit profiler bench bench-mip bench-quality check-asan check-valgrind deps clean \
+        fuzz fuzz-targets
 
 all: $(TOOL) profiler
 
@@ -179,6 +182,33 @@ check-valgrind:
 
 deps:
 	./scripts/install-deps.sh
+
+# Fuzzing (docs/fuzzing.md): the loaders of model, cluster, profile, plan, job and HF config under
+# libFuzzer with AddressSanitizer and UBSan, built by clang in build/fuzz/ without the
+# MIP backends; each target runs FUZZ_SECONDS, one at a time. Inputs that crash, leak or
+# hang go to build/fuzz/artifacts/; kept in tests/fuzz/, `make test` replays them.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= model cluster profile plan job hf
+FUZZ_BUILD   := build/fuzz
+fuzz:
+	@mkdir -p $(FUZZ_BUILD); printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+	  > $(FUZZ_BUILD)/probe.c; \
+	if ! $(FUZZ_CC) -fsanitize=fuzzer,address,undefined $(FUZZ_BUILD)/probe.c \
+	     -o $(FUZZ_BUILD)/probe >/dev/null 2>&1; then \
+	  echo "make fuzz: '$(FUZZ_CC)' cannot build a libFuzzer target: install clang and its"; \
+	  echo "  sanitizer runtime (Debian 12: apt-get install clang libclang-rt-14-dev)"; \
+	  rm -f $(FUZZ_BUILD)/probe.c; exit 2; fi; rm -f $(FUZZ_BUILD)/probe.c $(FUZZ_BUILD)/probe
+	$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) GLPK=0 CBC=0 CFLAGS="-O1 -g" \
+	  XCFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all" fuzz-targets
+	./fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-targets: $(FUZZ_TARGETS:%=$(BUILD)/fuzz-%)
+.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%.o)
+
+$(BUILD)/fuzz/%.o: CPPFLAGS += -DHPFZ_ROOT='"$(CURDIR)"'
+$(BUILD)/fuzz-%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/fuzz_bodies.o $(LIB)
+	$(CC) $(CFLAGS) $(XCFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 clean:
 	rm -rf build

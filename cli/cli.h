@@ -15,7 +15,10 @@ enum {
   EXIT_INPUT = 3,        /* an input file is missing, malformed or inconsistent */
   EXIT_BAD_PLAN = 4,     /* the plan breaks the rules of a plan */
   EXIT_OOM = 5,          /* the plan does not fit in memory */
-  EXIT_NO_PLAN = 6       /* the solver found no plan (or proved none fits) */
+  EXIT_NO_PLAN = 6,      /* the solver found no plan (or proved none fits) */
+  EXIT_INTERRUPTED = 7,  /* SIGINT or SIGTERM stopped the search: the plan written, if
+                          * any, is the best found so far (its file says "interrupted") */
+  EXIT_IO = 8            /* an output file cannot be written (the OS's reason is given) */
 };
 
 typedef struct cli_opts {
@@ -66,8 +69,21 @@ void cli_progress_attach(hp_limits *lim, cli_progress *st);
 /* A diagnostic whose warnings go to stderr. */
 void cli_diag_init(hp_diag *d);
 
-/* Writes text to path ("-" or NULL: stdout). */
+/* Writes text (and a final newline if it lacks one) to path ("-" or NULL: stdout). A
+ * regular file is written to a temporary file beside it and renamed over it, so no one
+ * ever sees half a file; a device or pipe (/dev/null) is written in place. Prints the
+ * OS's reason and returns EXIT_IO on failure. */
 int cli_write(const char *path, const char *text);
+
+/* Before a long run: whether a file can be created where `path` would be written (0,
+ * or EXIT_IO with the reason printed). */
+int cli_check_output(const char *path);
+
+/* Installs the SIGINT and SIGTERM handlers and points lim->stop at their flag: the first
+ * signal asks the search to stop and return its best so far, a second one kills the
+ * process. cli_interrupted() is the signal received, 0 if none. */
+void cli_interrupt_attach(hp_limits *lim);
+int cli_interrupted(void);
 
 int cmd_evaluate(int argc, char **argv);
 int cmd_expand(int argc, char **argv);
@@ -84,7 +100,12 @@ int cmd_import_hf(int argc, char **argv);
 int cmd_export_launch(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* Loads the problem and the plan of --plan; prints errors; 0 or an exit code. */
+/* A plan file read for a problem whose schedule neither --schedule nor the job file
+ * chose sets it: a GPipe plan needs no --schedule gpipe. */
+void cli_adopt_plan_schedule(hp_problem *prob, const hp_plan *plan);
+
+/* Loads the problem and the plan of --plan (whose schedule it adopts, as above); prints
+ * errors; 0 or an exit code. */
 int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **plan);
 
 /* Profile coverage: computes it (prints errors; 0 or an exit code), prints it as a

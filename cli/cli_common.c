@@ -1,9 +1,15 @@
 /* cli_common.c -- option parsing, problem loading, errors and output for the commands. */
+#define _XOPEN_SOURCE 700   /* realpath */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -81,15 +87,61 @@ static int usage_error(const char *cmd, const char *fmt, ...)
   return EXIT_USAGE;
 }
 
-static int parse_long(const char *s, long lo, long *out)
+/* An integer flag in lo..hi, range-checked before anything converts it (strtol
+ * saturates and sets ERANGE beyond a long: refused too). */
+static int parse_long(const char *s, long lo, long hi, long *out)
 {
   char *end;
   long v;
   errno = 0;
   v = strtol(s, &end, 10);
-  if (errno || end == s || *end || v < lo) return -1;
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
   *out = v;
   return 0;
+}
+
+/* Edit distance of two short strings (the flag names), for "did you mean". */
+static int distance(const char *a, const char *b)
+{
+  int la = (int)strlen(a), lb = (int)strlen(b), row[64];
+  if (la > 62 || lb > 62) return 99;
+  for (int j = 0; j <= lb; j++) row[j] = j;
+  for (int i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = i;
+    for (int j = 1; j <= lb; j++) {
+      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[lb];
+}
+
+/* "unknown flag '--modle' (did you mean '--model'?)", or without the hint when no
+ * allowed flag is close. */
+static int unknown_flag(const char *cmd, const char *allowed, const char *name)
+{
+  char best[64] = "", tok[64];
+  int bd = 99;
+  for (const char *p = allowed; *p;) {
+    size_t n = strcspn(p, " ");
+    if (n > 0 && n < sizeof tok) {
+      int dd;
+      memcpy(tok, p, n);
+      tok[n] = '\0';
+      dd = distance(name, tok);
+      if (!strncmp(tok, name, strlen(name)) && strlen(name) >= 2) dd = dd < 2 ? dd : 2;
+      if (dd < bd) { bd = dd; snprintf(best, sizeof best, "%s", tok); }
+    }
+    p += n;
+    while (*p == ' ') p++;
+  }
+  if (best[0] && bd <= 2 && bd < (int)strlen(name))
+    return usage_error(cmd, "unknown flag '--%s' (did you mean '--%s'?)", name, best);
+  return usage_error(cmd, "unknown flag '--%s'", name);
 }
 
 int cli_parse(int argc, char **argv, int first, const char *cmd, const char *allowed,
@@ -123,7 +175,7 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     if (n >= sizeof name) return usage_error(cmd, "unknown flag '%s'", argv[i]);
     memcpy(name, a, n);
     name[n] = '\0';
-    if (!allowed_flag(allowed, name)) return usage_error(cmd, "unknown flag '--%s'", name);
+    if (!allowed_flag(allowed, name)) return unknown_flag(cmd, allowed, name);
     if (!strcmp(name, "json") || !strcmp(name, "show-rejected") || !strcmp(name, "mps") ||
         !strcmp(name, "html") || !strcmp(name, "strict-profile") || !strcmp(name, "fixed")) {
       if (eq) return usage_error(cmd, "--%s takes no value", name);
@@ -150,12 +202,12 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
     else if (!strcmp(name, "config")) o->config = val;
     else if (!strcmp(name, "solution")) o->solution = val;
     else if (!strcmp(name, "samples")) {
-      if (parse_long(val, 1, &o->samples) || o->samples > 100000)
+      if (parse_long(val, 1, 100000, &o->samples))
         return usage_error(cmd, "--samples: expected an integer in 1..100000, got '%s'", val);
     }
     else if (!strcmp(name, "top")) {
       long k;
-      if (parse_long(val, 1, &k) || k > 1000)
+      if (parse_long(val, 1, 1000, &k))
         return usage_error(cmd, "--top: expected an integer in 1..1000, got '%s'", val);
       o->top = (int)k;
     }
@@ -164,24 +216,27 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
         return usage_error(cmd, "--schedule: expected 1f1b or gpipe, got '%s'", val);
       o->schedule = val;
     } else if (!strcmp(name, "gbs")) {
-      if (parse_long(val, 1, &o->gbs))
-        return usage_error(cmd, "--gbs: expected a positive integer, got '%s'", val);
+      if (parse_long(val, 1, HP_MAX_GBS, &o->gbs))
+        return usage_error(cmd, "--gbs: expected an integer in 1..%ld (2^40), got '%s'",
+                           HP_MAX_GBS, val);
     } else if (!strcmp(name, "seed")) {
       long s;
-      if (parse_long(val, 0, &s))
-        return usage_error(cmd, "--seed: expected a non-negative integer, got '%s'", val);
+      if (parse_long(val, 0, LONG_MAX, &s))
+        return usage_error(cmd, "--seed: expected an integer in 0..%ld, got '%s'", LONG_MAX, val);
       o->seed = (unsigned long)s;
     } else if (!strcmp(name, "max-work")) {
-      if (parse_long(val, 1, &o->max_work))
-        return usage_error(cmd, "--max-work: expected a positive integer, got '%s'", val);
+      if (parse_long(val, 1, LONG_MAX, &o->max_work))
+        return usage_error(cmd, "--max-work: expected an integer in 1..%ld, got '%s'", LONG_MAX,
+                           val);
     } else if (!strcmp(name, "time-limit")) {
       char *end;
       o->time_limit = strtod(val, &end);
-      if (end == val || *end || !isfinite(o->time_limit) || o->time_limit <= 0)
-        return usage_error(cmd, "--time-limit: expected a positive number of seconds, got '%s'",
-                           val);
+      if (end == val || *end || !isfinite(o->time_limit) || o->time_limit <= 0 ||
+          o->time_limit > 1e9)
+        return usage_error(cmd, "--time-limit: expected a number of seconds in (0, 1e9], got "
+                           "'%s'", val);
     } else if (!strcmp(name, "seq")) {
-      if (parse_long(val, 1, &o->seq) || o->seq > 10000000)
+      if (parse_long(val, 1, 10000000, &o->seq))
         return usage_error(cmd, "--seq: expected a positive number of tokens, got '%s'", val);
     } else if (!strcmp(name, "dtype")) {
       if (hp_dtype_parse(val) < 0)
@@ -196,10 +251,19 @@ int cli_parse(int argc, char **argv, int first, const char *cmd, const char *all
         return usage_error(cmd, "--mem-margin: expected the fraction of memory to keep free, "
                            "in [0, 1) (0.1 keeps 10 %%), got '%s'", val);
     } else {
-      return usage_error(cmd, "unknown flag '--%s'", name);
+      return unknown_flag(cmd, allowed, name);
     }
   }
   return EXIT_OK_;
+}
+
+/* Whether the schedule of the last problem loaded was chosen by --schedule or the job
+ * file; if not, a plan file's own schedule is taken (cli_adopt_plan_schedule). */
+static int schedule_chosen;
+
+void cli_adopt_plan_schedule(hp_problem *prob, const hp_plan *plan)
+{
+  if (!schedule_chosen) prob->job.schedule = plan->schedule;
 }
 
 int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
@@ -221,7 +285,13 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
   }
   if (!o->model) return usage_error(cmd, "missing --model FILE");
   if (!o->cluster) return usage_error(cmd, "missing --cluster FILE");
-  if (o->job && (err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);
+  schedule_chosen = o->schedule != NULL;
+  if (o->job) {
+    hp_job other = { 0, HP_GPIPE };   /* keys a job file lacks leave a job as it was */
+    if ((err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);
+    if (hp_job_load(o->job, &other, &d) == HP_OK && other.schedule == job.schedule)
+      schedule_chosen = 1;
+  }
   if (o->gbs > 0) job.gbs = o->gbs;
   if (o->schedule) job.schedule = (hp_schedule)hp_schedule_parse(o->schedule);
   if (job.gbs <= 0) return usage_error(cmd, "missing --gbs N (the global batch size)");
@@ -240,26 +310,144 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
   return EXIT_OK_;
 }
 
+/* Where a file for `path` is written: beside the file a symbolic link names, so that the
+ * rename replaces the target, not the link. */
+static void target_path(const char *path, char *buf, size_t n)
+{
+  char *real = realpath(path, NULL);
+  snprintf(buf, n, "%s", real ? real : path);
+  free(real);
+}
+
+/* A new temporary file beside `target` (its name in tmp); -1 with errno on failure. */
+static int open_temp(const char *target, char *tmp, size_t n)
+{
+  int fd;
+  if ((size_t)snprintf(tmp, n, "%s.tmp.XXXXXX", target) >= n) { errno = ENAMETOOLONG; return -1; }
+  if ((fd = mkstemp(tmp)) >= 0) {
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);   /* what fopen would have given a new file */
+  }
+  return fd;
+}
+
+/* Whether `path` names something other than a regular file (a device such as /dev/null,
+ * a pipe): written in place, never replaced. */
+static int special_file(const char *path)
+{
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+static int write_error(const char *path, int e)
+{
+  fprintf(stderr, "hetplan: error: cannot write '%s': %s\n", path, strerror(e));
+  return EXIT_IO;
+}
+
+static int temp_error(const char *path, const char *tmp, int e)
+{
+  fprintf(stderr, "hetplan: error: cannot write '%s': cannot create the file '%s' to write it "
+          "to first: %s\n", path, tmp, strerror(e));
+  return EXIT_IO;
+}
+
+int cli_check_output(const char *path)
+{
+  char target[4096], tmp[4160];
+  int fd;
+  struct stat st;
+  if (!path || !strcmp(path, "-") || special_file(path)) return EXIT_OK_;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return write_error(path, EISDIR);
+  target_path(path, target, sizeof target);
+  if ((fd = open_temp(target, tmp, sizeof tmp)) < 0) return temp_error(path, tmp, errno);
+  close(fd);
+  unlink(tmp);
+  return EXIT_OK_;
+}
+
+static int write_all(int fd, const char *text, size_t len)
+{
+  while (len > 0) {
+    ssize_t w = write(fd, text, len);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    text += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
 int cli_write(const char *path, const char *text)
 {
-  FILE *f;
+  char target[4096], tmp[4160];
+  size_t len = strlen(text);
+  int fd, e, nl = len == 0 || text[len - 1] != '\n';
   if (!path || !strcmp(path, "-")) {
     fputs(text, stdout);
-    fputc('\n', stdout);
+    if (nl) fputc('\n', stdout);
+    if (fflush(stdout) != 0) return write_error("(standard output)", errno);
     return EXIT_OK_;
   }
-  f = fopen(path, "w");
-  if (!f || fputs(text, f) < 0 || fputc('\n', f) < 0) {
-    fprintf(stderr, "hetplan: error: cannot write '%s'\n", path);
-    if (f) fclose(f);
-    return EXIT_ERROR;
+  if (special_file(path)) {     /* /dev/null, /dev/stdout, a pipe: in place */
+    if ((fd = open(path, O_WRONLY)) < 0) return write_error(path, errno);
+    if (write_all(fd, text, len) || (nl && write_all(fd, "\n", 1))) {
+      e = errno;
+      close(fd);
+      return write_error(path, e);
+    }
+    close(fd);
+    return EXIT_OK_;
   }
-  if (fclose(f)) {
-    fprintf(stderr, "hetplan: error: cannot write '%s'\n", path);
-    return EXIT_ERROR;
+  /* A regular file: written whole to a temporary file beside it, then renamed over it,
+   * so that a reader (or an interrupted run) never sees half a file. */
+  target_path(path, target, sizeof target);
+  if ((fd = open_temp(target, tmp, sizeof tmp)) < 0) return temp_error(path, tmp, errno);
+  if (write_all(fd, text, len) || (nl && write_all(fd, "\n", 1)) || fsync(fd) != 0) {
+    e = errno;
+    close(fd);
+    unlink(tmp);
+    return write_error(path, e);
+  }
+  if (close(fd) != 0 || rename(tmp, target) != 0) {
+    e = errno;
+    unlink(tmp);
+    return write_error(path, e);
   }
   return EXIT_OK_;
 }
+
+/* --- Interrupts: the first SIGINT or SIGTERM asks the search to stop (it returns its
+ * best plan so far); a second one ends the process at once, as the default action. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+  static const char msg[] = "\nhetplan: interrupted: stopping the search and writing the best "
+                            "plan so far (interrupt again to quit at once)\n";
+  if (stop_flag) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  stop_flag = sig;
+  if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) { /* nothing to do */ }
+}
+
+void cli_interrupt_attach(hp_limits *lim)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  lim->stop = &stop_flag;
+}
+
+int cli_interrupted(void) { return stop_flag; }
 
 double cli_headroom(const hp_eval *e)
 {
@@ -279,7 +467,8 @@ int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan
   if (!o->plan) return usage_error(cmd, "missing --plan FILE");
   if ((rc = cli_load_problem(o, cmd, prob))) return rc;
   cli_diag_init(&d);
-  if ((err = hp_plan_load(o->plan, *prob, plan, &d)) || (err = hp_plan_validate(*prob, *plan, &d))) {
+  if (!(err = hp_plan_load(o->plan, *prob, plan, &d))) cli_adopt_plan_schedule(*prob, *plan);
+  if (err || (err = hp_plan_validate(*prob, *plan, &d))) {
     hp_problem_destroy(prob);
     hp_plan_destroy(plan);
     return cli_fail(&d, err);

@@ -90,10 +90,17 @@ int cmd_compare(int argc, char **argv)
   lim.time_limit = o.time_limit;
   lim.seed = o.seed;
   lim.max_work = o.max_work;
+  cli_interrupt_attach(&lim);   /* Ctrl-C stops the running solver; the rest are skipped */
 
   for (int i = 0; i < n; i++) {
     row *w = &rows[i];
     hp_diag d;
+    if (cli_interrupted()) {
+      w->err = HP_LIMIT;
+      snprintf(w->why, sizeof w->why, "skipped: interrupted");
+      hp_result_init(&w->r);
+      continue;
+    }
     cli_progress pg;
     cli_diag_init(&d);
     cli_progress_attach(&lim, &pg);
@@ -182,6 +189,8 @@ int cmd_compare(int argc, char **argv)
         printf(", \"solver_status\": \"%s\", \"seconds\": %.6f, \"lower_bound\": ",
                hp_sol_status_name(w->r.status), w->r.seconds);
         if (isfinite(w->r.bound)) printf("%.17g", w->r.bound); else printf("null");
+        if (hp_stop_name(w->r.stopped)) printf(", \"stopped\": \"%s\"", hp_stop_name(w->r.stopped));
+        else printf(", \"stopped\": null");
         printf(", \"space\": \"%s\", \"space_note\": ", hp_space_name(w->r.space));
         json_str(w->r.space_note);
         printf(" }");
@@ -239,5 +248,9 @@ int cmd_compare(int argc, char **argv)
   }
   for (int i = 0; i < n; i++) hp_result_release(&rows[i].r);
   hp_problem_destroy(&prob);
+  if (cli_interrupted()) {
+    fprintf(stderr, "hetplan compare: interrupted: the rows above are what ran before it\n");
+    return EXIT_INTERRUPTED;
+  }
   return EXIT_OK_;
 }

@@ -30,20 +30,20 @@ static const char help[] =
 
 #define GIB 1073741824.0
 
-static void print_breakdown(const hp_problem *prob, const hp_plan *pl, const hp_eval *e)
+static void print_breakdown(FILE *out, const hp_problem *prob, const hp_plan *pl, const hp_eval *e)
 {
   const hp_model *m = prob->model;
   const hp_cluster *c = prob->cluster;
   int dp = pl->dp;
 
-  printf("model    %s: %d layers, %.4g B parameters\n", m->name, m->n_layers,
+  fprintf(out, "model    %s: %d layers, %.4g B parameters\n", m->name, m->n_layers,
          hp_model_unique_params(m) / 1e9);
-  printf("cluster  %s: %d devices on %d nodes\n", c->name, c->n_devices, c->n_nodes);
-  printf("plan     pp %d, tp %d, dp %d, mbs %d, gas %ld, %s, gbs %ld (cost model %s)\n\n",
+  fprintf(out, "cluster  %s: %d devices on %d nodes\n", c->name, c->n_devices, c->n_nodes);
+  fprintf(out, "plan     pp %d, tp %d, dp %d, mbs %d, gas %ld, %s, gbs %ld (cost model %s)\n\n",
          pl->pp, pl->tp, dp, pl->mbs, pl->gas, hp_schedule_name(pl->schedule),
          prob->job.gbs, HP_COST_MODEL_VERSION);
 
-  printf("stage  layers     rec  zdp  replica  devices            compute ms  gather ms"
+  fprintf(out, "stage  layers     rec  zdp  replica  devices            compute ms  gather ms"
          "   stage ms  hand-off ms\n");
   for (int s = 0; s < pl->pp; s++) {
     int nz = 0;
@@ -57,49 +57,49 @@ static void print_breakdown(const hp_problem *prob, const hp_plan *pl, const hp_
         len += snprintf(devs + len, sizeof devs - (size_t)len, "%s%d", j ? "," : "",
                         pl->dev[HP_SLOT(pl, s, r, j)]);
       if (r == 0)
-        printf("%5d  %-9s  %-3s  %3d  ", s, span, pl->recompute[s] ? "yes" : "no", nz);
+        fprintf(out, "%5d  %-9s  %-3s  %3d  ", s, span, pl->recompute[s] ? "yes" : "no", nz);
       else
-        printf("%5s  %-9s  %-3s  %3s  ", "", "", "", "");
-      printf("%7d  %-17s  %10.3f  %9.3f  %9.3f  %11.3f\n", r, devs, e->compute[ix] * 1e3,
+        fprintf(out, "%5s  %-9s  %-3s  %3s  ", "", "", "", "");
+      fprintf(out, "%7d  %-17s  %10.3f  %9.3f  %9.3f  %11.3f\n", r, devs, e->compute[ix] * 1e3,
              e->gather[s] * 1e3, e->stage_time[ix] * 1e3, e->handoff[ix] * 1e3);
     }
   }
 
-  printf("\nreplica  pipeline time s\n");
+  fprintf(out, "\nreplica  pipeline time s\n");
   for (int r = 0; r < dp; r++)
-    printf("%7d  %15.6f%s\n", r, e->replica_time[r],
+    fprintf(out, "%7d  %15.6f%s\n", r, e->replica_time[r],
            r == e->slowest_replica ? "  (slowest)" : "");
 
-  printf("\nstage  sync ms     replica-group GB/s  memory GiB (per device, + reserve)\n");
+  fprintf(out, "\nstage  sync ms     replica-group GB/s  memory GiB (per device, + reserve)\n");
   for (int s = 0; s < pl->pp; s++)
-    printf("%5d  %10.3f  %18.3f  %10.3f\n", s, e->sync[s] * 1e3, e->bdp[s] / 1e9,
+    fprintf(out, "%5d  %10.3f  %18.3f  %10.3f\n", s, e->sync[s] * 1e3, e->bdp[s] / 1e9,
            e->stage_mem[s] / GIB);
 
-  printf("\ndevice  node          type        stage  memory GiB  capacity GiB  use\n");
+  fprintf(out, "\ndevice  node          type        stage  memory GiB  capacity GiB  use\n");
   for (int s = 0; s < pl->pp; s++)
     for (int i = 0; i < dp * pl->tp; i++) {
       int dv = pl->dev[(size_t)s * dp * pl->tp + i];
       const hp_node *nd = &c->nodes[c->dev_node[dv]];
-      printf("%6d  %-12.12s  %-10.10s  %5d  %10.3f  %12.3f  %5.1f%%%s\n", dv, nd->name,
+      fprintf(out, "%6d  %-12.12s  %-10.10s  %5d  %10.3f  %12.3f  %5.1f%%%s\n", dv, nd->name,
              c->types[nd->type].name, s, e->mem[dv] / GIB, e->cap[dv] / GIB,
              100.0 * e->mem[dv] / e->cap[dv], e->mem[dv] > e->cap[dv] ? "  OVER" : "");
     }
 
   if (c->mem_margin > 0)
-    printf("(memory margin %g %%: a device's capacity is %g %% of its memory, e.g. %s %.3f of "
+    fprintf(out, "(memory margin %g %%: a device's capacity is %g %% of its memory, e.g. %s %.3f of "
            "%.3f GiB)\n", 100 * c->mem_margin, 100 * (1 - c->mem_margin), c->types[0].name,
            c->types[0].mem / GIB, c->types[0].mem_total / GIB);
 
-  printf("\niteration time  %.6f s = pipeline %.6f s (replica %d) + sync %.6f s (stage %d)\n",
+  fprintf(out, "\niteration time  %.6f s = pipeline %.6f s (replica %d) + sync %.6f s (stage %d)\n",
          e->iteration_time, e->pipeline_time, e->slowest_replica, e->sync_time, e->sync_stage);
-  printf("throughput      %.4f samples/s\n", e->throughput);
-  printf("MFU             %.2f %%\n", 100.0 * e->mfu);
+  fprintf(out, "throughput      %.4f samples/s\n", e->throughput);
+  fprintf(out, "MFU             %.2f %%\n", 100.0 * e->mfu);
   {
     hp_bottleneck b;
     char why[320];
     hp_bottleneck_find(pl, e, &b);
-    printf("bottleneck      %s\n", hp_bottleneck_describe(&b, e, why, sizeof why));
-    printf("                (iteration = slowest stage x gas %.6f + fill and drain %.6f + "
+    fprintf(out, "bottleneck      %s\n", hp_bottleneck_describe(&b, e, why, sizeof why));
+    fprintf(out, "                (iteration = slowest stage x gas %.6f + fill and drain %.6f + "
            "hand-offs %.6f + sync %.6f s)\n", b.term[HP_BN_STAGE], b.term[HP_BN_FILL],
            b.term[HP_BN_HANDOFF], b.term[HP_BN_SYNC]);
   }
@@ -107,7 +107,7 @@ static void print_breakdown(const hp_problem *prob, const hp_plan *pl, const hp_
     int tight = 0;
     for (int dv = 1; dv < e->n_devices; dv++)
       if (e->mem[dv] / e->cap[dv] > e->mem[tight] / e->cap[tight]) tight = dv;
-    printf("memory          fits; tightest device %d: %.3f of %.3f GiB (%.1f %%)\n", tight,
+    fprintf(out, "memory          fits; tightest device %d: %.3f of %.3f GiB (%.1f %%)\n", tight,
            e->mem[tight] / GIB, e->cap[tight] / GIB, 100.0 * e->mem[tight] / e->cap[tight]);
   }
 }
@@ -142,7 +142,8 @@ int cmd_evaluate(int argc, char **argv)
   }
   if ((rc = cli_load_problem(&o, "evaluate", &prob))) return rc;
   cli_diag_init(&d);
-  if ((err = hp_plan_load(o.plan, prob, &plan, &d)) || (err = hp_evaluate(prob, plan, &e, &d))) {
+  if (!(err = hp_plan_load(o.plan, prob, &plan, &d))) cli_adopt_plan_schedule(prob, plan);
+  if (err || (err = hp_evaluate(prob, plan, &e, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
@@ -159,9 +160,18 @@ int cmd_evaluate(int argc, char **argv)
     rc = cli_write(o.out, text);
     free(text);
   } else {
-    print_breakdown(prob, plan, &e);
-    putchar('\n');
-    cli_print_coverage(stdout, prob, cov);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = o.out ? open_memstream(&text, &len) : stdout;   /* -o gets the text too */
+    if (!out) { rc = cli_fail(&d, hp_fail(&d, HP_NOMEM, "out of memory")); goto done; }
+    print_breakdown(out, prob, plan, &e);
+    fputc('\n', out);
+    cli_print_coverage(out, prob, cov);
+    if (o.out) {
+      fclose(out);
+      rc = cli_write(o.out, text);
+      free(text);
+    }
   }
   if (!rc && !e.feasible) {
     print_oom(prob, &e);

@@ -109,6 +109,13 @@ static int build(const cli_opts *o, const char *cmd, program *g)
     return EXIT_USAGE;
   }
   if ((rc = cli_load_problem(o, cmd, &g->prob))) return rc;
+  if ((long)pp * tp * dp != g->prob->cluster->n_devices) {   /* before allocating the plan */
+    fprintf(stderr, "hetplan %s: --config %s is not a configuration of this instance:\n", cmd,
+            o->config);
+    return cli_fail(&d, hp_fail(&d, HP_PLAN, "plan: pp * tp * dp = %d * %d * %d = %ld but "
+                                "cluster '%s' has %d devices", pp, tp, dp, (long)pp * tp * dp,
+                                g->prob->cluster->name, g->prob->cluster->n_devices));
+  }
   if ((err = hp_plan_create(&g->pl, pp, tp, dp, g->prob->model->n_layers, &d))) return cli_fail(&d, err);
   g->pl->mbs = mbs;
   g->pl->schedule = g->prob->job.schedule;

@@ -1,6 +1,7 @@
 /* cmd_plan.c -- `hetplan plan`: runs a solver, re-scores its plan with the evaluator and
  * writes the plan file (formats.md) with the solver block. */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -31,8 +32,11 @@ static const char help[] =
   "cluster file's mem_margin: see docs/memory-margin.md). --model may be a Hugging Face\n"
   "config.json.\n"
   "\n"
-  "exit codes: 0 a plan was found, 6 none was found (or none fits: the message says\n"
-  "which), 3 an input file is bad, 2 usage.\n";
+  "exit codes: 0 a plan was found, 5 the solver's plan does not fit in memory (written,\n"
+  "status \"does-not-fit\"), 6 none was found (or none fits: the message says which),\n"
+  "7 interrupted by Ctrl-C or SIGTERM (the best plan so far is written, marked\n"
+  "\"stopped\": \"interrupted\"; a second signal quits at once), 8 the output cannot be\n"
+  "written, 3 an input file is bad, 2 usage.\n";
 
 #define GIB 1073741824.0
 
@@ -120,6 +124,7 @@ int cmd_plan(int argc, char **argv)
   hp_diag d;
   hp_err err;
   char *text = NULL;
+  int interrupted = 0;
   int rc = cli_parse(argc, argv, 2, "plan",
                      "model cluster gbs solver schedule profile strict-profile job time-limit "
                      "seed max-work top show-rejected out mem-margin",
@@ -135,6 +140,7 @@ int cmd_plan(int argc, char **argv)
       fprintf(stderr, "hetplan plan: unknown solver '%s' (see 'hetplan solvers')\n", o.solver);
     return EXIT_USAGE;
   }
+  if ((rc = cli_check_output(o.out))) return rc;   /* before the search, not after */
   if ((rc = cli_load_problem(&o, "plan", &prob))) return rc;
   hp_result_init(&res);
   if ((rc = cli_coverage(prob, HP_COV_SPACE, NULL, &cov))) goto done;
@@ -149,6 +155,7 @@ int cmd_plan(int argc, char **argv)
   lim.top = o.top;
   lim.keep_rejected = o.show_rejected;
   cli_progress_attach(&lim, &pg);
+  cli_interrupt_attach(&lim);
   if ((err = hp_solver_run(s, prob, NULL, &lim, &res, &d))) {
     rc = cli_fail(&d, err);
     goto done;
@@ -161,8 +168,15 @@ int cmd_plan(int argc, char **argv)
                                           res.rejected, res.n_rejected);
     else fprintf(stderr, "hetplan: no rejected plan kept by solver %s\n", s->name);
   }
+  interrupted = res.stopped == HP_STOP_INTERRUPT;
   if (!res.plan) {
     char why[400];
+    if (interrupted) {
+      fprintf(stderr, "hetplan: interrupted (%s) before the solver found a plan: nothing "
+              "written\n", cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT");
+      rc = EXIT_INTERRUPTED;
+      goto done;
+    }
     fprintf(stderr, "hetplan: no plan: %s\n", hp_result_no_plan_text(&res, why, sizeof why));
     rc = explain(prob, &o);
     if (!rc) rc = EXIT_NO_PLAN;
@@ -185,7 +199,7 @@ int cmd_plan(int argc, char **argv)
             100 * (res.objective - res.bound) / res.objective);
   else
     fprintf(stderr, "\n");
-  if (res.stopped != HP_STOP_NONE)      /* what the search did not finish, and so what is not claimed */
+  if (res.stopped != HP_STOP_NONE && !interrupted)      /* what the search did not finish, and so what is not claimed */
     fprintf(stderr, "hetplan: the search stopped (%s)%s%s\n", hp_stop_name(res.stopped),
             res.space == HP_SPACE_INCOMPLETE ? ": " : "",
             res.space == HP_SPACE_INCOMPLETE ? res.space_note : "");
@@ -201,7 +215,20 @@ int cmd_plan(int argc, char **argv)
               "no slack for allocator fragmentation: --mem-margin 0.05 keeps 5 %% free "
               "(docs/memory-margin.md)\n", 100 * (1 - h));
   }
+  if (!res.fits)
+    fprintf(stderr, "hetplan: the plan of solver %s does not fit in memory: device %d (stage "
+            "%d) needs %.3f GiB of %.3f GiB; written for reference, not for use\n", s->name,
+            e.oom_device, e.oom_stage, e.mem[e.oom_device] / GIB, e.cap[e.oom_device] / GIB);
+  if (interrupted)
+    fprintf(stderr, "hetplan: interrupted (%s): this is the best plan found so far; its file "
+            "says \"stopped\": \"interrupted\"\n",
+            cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT");
+  if (!interrupted && cli_interrupted())
+    fprintf(stderr, "hetplan: the interrupt came as the solver finished: its result is "
+            "complete\n");
   rc = cli_write(o.out, text);
+  if (!rc && interrupted) rc = EXIT_INTERRUPTED;
+  else if (!rc && !res.fits) rc = EXIT_OOM;
 done:
   hp_coverage_destroy(&cov);
   free(text);

@@ -6,7 +6,7 @@
 
 static const char sim_help[] =
   "usage: hetplan simulate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
-  "                        [--profile F] [--job J] [--json] [--svg gantt.svg]\n"
+  "                        [--profile F] [--job J] [--json] [--svg gantt.svg] [-o FILE]\n"
   "\n"
   "Simulates one iteration of plan P event by event (docs/simulator.md): every stage's\n"
   "forwards and backwards in 1F1B or GPipe order, transfers on the links between slots\n"
@@ -14,7 +14,7 @@ static const char sim_help[] =
   "the simulated iteration time beside the formula's, each device's busy and idle time,\n"
   "the bubble fraction and each stage's peak in-flight micro-batches beside the count\n"
   "the memory model assumes. --svg writes a Gantt chart; --json prints the figures and\n"
-  "every event.\n";
+  "every event. -o writes the text (or JSON) to FILE instead of stdout.\n";
 
 static const char draw_help[] =
   "usage: hetplan draw [--plan] P --model M --cluster C --gbs N --svg placement.svg\n"
@@ -45,6 +45,9 @@ int cmd_simulate(int argc, char **argv)
   hp_eval e = {0};
   hp_diag d;
   hp_err err;
+  FILE *out = stdout;
+  char *text = NULL;
+  size_t len = 0;
   int rc = cli_parse(argc, argv, 2, "simulate",
                      "model cluster plan gbs schedule profile job json svg out", &o);
   if (rc) return rc;
@@ -55,38 +58,47 @@ int cmd_simulate(int argc, char **argv)
     rc = cli_fail(&d, err);
     goto done;
   }
+  if (o.out && !(out = open_memstream(&text, &len))) {
+    rc = cli_fail(&d, hp_fail(&d, HP_NOMEM, "out of memory"));
+    goto done;
+  }
   if (o.json) {
-    printf("{ \"iteration_time\": %.17g, \"analytic_time\": %.17g, \"bubble\": %.6f,\n",
+    fprintf(out, "{ \"iteration_time\": %.17g, \"analytic_time\": %.17g, \"bubble\": %.6f,\n",
            s.iteration_time, e.iteration_time, s.bubble);
-    printf("  \"peak_inflight\": [");
-    for (int st = 0; st < pl->pp; st++) printf("%s%d", st ? ", " : "", s.peak_inflight[st]);
-    printf("],\n  \"busy\": [");
-    for (int dv = 0; dv < s.n_devices; dv++) printf("%s%.9g", dv ? ", " : "", s.busy[dv]);
-    printf("],\n  \"events\": [\n");
+    fprintf(out, "  \"peak_inflight\": [");
+    for (int st = 0; st < pl->pp; st++) fprintf(out, "%s%d", st ? ", " : "", s.peak_inflight[st]);
+    fprintf(out, "],\n  \"busy\": [");
+    for (int dv = 0; dv < s.n_devices; dv++) fprintf(out, "%s%.9g", dv ? ", " : "", s.busy[dv]);
+    fprintf(out, "],\n  \"events\": [\n");
     for (int i = 0; i < s.n_events; i++) {
       const hp_sim_event *v = &s.events[i];
-      printf("    { \"kind\": \"%s\", \"stage\": %d, \"replica\": %d, \"micro\": %d, "
+      fprintf(out, "    { \"kind\": \"%s\", \"stage\": %d, \"replica\": %d, \"micro\": %d, "
              "\"start\": %.9g, \"end\": %.9g }%s\n", kind_name(v->kind), v->stage, v->replica,
              v->micro, v->start, v->end, i + 1 < s.n_events ? "," : "");
     }
-    printf("  ] }\n");
+    fprintf(out, "  ] }\n");
   } else {
     double diff = 100 * (s.iteration_time - e.iteration_time) / e.iteration_time;
-    printf("plan     pp %d, tp %d, dp %d, mbs %d, gas %ld, %s, gbs %ld\n", pl->pp, pl->tp,
+    fprintf(out, "plan     pp %d, tp %d, dp %d, mbs %d, gas %ld, %s, gbs %ld\n", pl->pp, pl->tp,
            pl->dp, pl->mbs, pl->gas, hp_schedule_name(pl->schedule), prob->job.gbs);
-    printf("iteration time  simulated %.6f s, formula %.6f s (%+.2f %%)\n", s.iteration_time,
+    fprintf(out, "iteration time  simulated %.6f s, formula %.6f s (%+.2f %%)\n", s.iteration_time,
            e.iteration_time, diff);
-    printf("bubble          %.2f %% of device time idle\n", 100 * s.bubble);
-    printf("events          %d\n\nstage  peak in flight  memory model\n", s.n_events);
+    fprintf(out, "bubble          %.2f %% of device time idle\n", 100 * s.bubble);
+    fprintf(out, "events          %d\n\nstage  peak in flight  memory model\n", s.n_events);
     for (int st = 0; st < pl->pp; st++) {
       long model = hp_inflight(pl, st);
-      printf("%5d  %14d  %12ld%s\n", st, s.peak_inflight[st], model,
+      fprintf(out, "%5d  %14d  %12ld%s\n", st, s.peak_inflight[st], model,
              s.peak_inflight[st] == model ? "" : "  (differs)");
     }
-    printf("\ndevice  busy s      idle s      busy\n");
+    fprintf(out, "\ndevice  busy s      idle s      busy\n");
     for (int dv = 0; dv < s.n_devices; dv++)
-      printf("%6d  %10.6f  %10.6f  %5.1f%%\n", dv, s.busy[dv], s.iteration_time - s.busy[dv],
+      fprintf(out, "%6d  %10.6f  %10.6f  %5.1f%%\n", dv, s.busy[dv], s.iteration_time - s.busy[dv],
              100 * s.busy[dv] / s.iteration_time);
+  }
+  if (o.out) {                 /* -o: the text or JSON goes to the file, not stdout */
+    fclose(out);
+    out = NULL;
+    if ((rc = cli_write(o.out, text))) goto done;
   }
   if (o.svg) {
     char *svg = NULL;
@@ -95,6 +107,8 @@ int cmd_simulate(int argc, char **argv)
     free(svg);
   }
 done:
+  if (out && out != stdout) fclose(out);
+  free(text);
   hp_eval_release(&e);
   hp_sim_release(&s);
   hp_plan_destroy(&pl);

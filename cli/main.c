@@ -33,7 +33,8 @@ static const char usage[] =
   "for, a Hugging Face config.json will do (recognised by its keys).\n"
   "\n"
   "exit codes: 0 success, 1 internal error, 2 usage error, 3 bad input file,\n"
-  "  4 invalid plan, 5 plan does not fit in memory, 6 no plan found\n";
+  "  4 invalid plan, 5 plan does not fit in memory, 6 no plan found, 7 interrupted\n"
+  "  (SIGINT/SIGTERM: the best plan so far is written), 8 an output file cannot be written\n";
 
 int main(int argc, char **argv)
 {

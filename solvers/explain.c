@@ -81,10 +81,14 @@ static double split_least_short(const hp_costs *c, hp_plan *pl, double *f, int *
         }
       }
     }
-  pl->first[pp] = L;
-  for (int s = pp - 1, j = L; s >= 0; s--) {
-    pl->first[s] = ARG(s, j);
-    j = pl->first[s];
+  if (F(pp - 1, L) < INFINITY) {
+    pl->first[pp] = L;
+    for (int s = pp - 1, j = L; s >= 0; s--) {
+      pl->first[s] = ARG(s, j);
+      j = pl->first[s];
+    }
+  } else {                 /* no split with a finite shortfall (memory terms of 1e308) */
+    hp_plan_split_even(pl);
   }
   for (int s = 0; s < pp; s++) {
     hp_mem_terms t[2];
@@ -151,7 +155,7 @@ static hp_err nearest_miss(const hp_problem *prob, double deadline, const hp_lim
       hp_costs_release(&k);
       if ((err = hp_evaluate(prob, pl, &e, d))) { hp_plan_destroy(&pl); break; }
       w = worst_device(&e, &dev, &n_over);
-      if (w < best || (w == best && x->miss && e.iteration_time < x->miss_time)) {
+      if (!x->miss || w < best || (w == best && e.iteration_time < x->miss_time)) {
         best = w;
         hp_plan_destroy(&x->miss);
         x->miss = pl;
@@ -253,6 +257,12 @@ static hp_err larger_gpus(const hp_problem *prob, const hp_eval *e, const hp_lim
       if (hp_device_type(prob, dv) == k && e->mem[dv] > e->cap[dv] && e->mem[dv] > need)
         need = e->mem[dv];
     if (need <= 0) continue;
+    if (!(need < 1e30)) {        /* memory terms that overflow: no GPU is large enough */
+      hp_cluster_destroy(&cl);
+      add_tried(x, "larger GPUs: not tried: the nearest miss needs more memory than any GPU "
+                "has (%g bytes)", need);
+      return HP_OK;
+    }
     need /= 1 - c->mem_margin;
     cl->types[k].mem_total = round_up_gib(need / GIB) * GIB;
     if (len < (int)sizeof what)

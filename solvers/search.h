@@ -109,6 +109,10 @@ void hp__place_groups(hp_plan *pl, const int *group_first, const int *order);
 /* Contiguous split of w[0..L-1] into pp non-empty runs minimising the largest run sum
  * (exact, O(pp L^2)); writes pl->first. */
 void hp__split_minmax(hp_plan *pl, const double *w);
+/* The same least largest run by bisection on its value, a greedy check each step (O(L)
+ * a step, at most 200 steps: to the last bit of a double); what hp__split_minmax uses when
+ * its exact DP would be too large. Every w[l] >= 0, L >= pp. */
+void hp__split_minmax_bisect(hp_plan *pl, const double *w);
 
 /* Evaluates a plan and offers it to the result (hp_result_offer). */
 hp_err hp__score_offer(const hp_problem *p, const hp_limits *lim, const hp_plan *pl,

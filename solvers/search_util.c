@@ -114,12 +114,66 @@ void hp__place_groups(hp_plan *pl, const int *group_first, const int *order)
     for (int j = 0; j < pl->tp; j++) pl->dev[i * pl->tp + j] = group_first[order[i]] + j;
 }
 
+/* Whether w can be cut into at most pp runs of sum <= t (greedy: each run as long as it
+ * can be); every w[l] <= t is the caller's. */
+static int fits_runs(const double *w, int L, int pp, double t)
+{
+  int runs = 1;
+  double sum = 0;
+  for (int l = 0; l < L; l++) {
+    if (sum + w[l] > t) { runs++; sum = 0; }
+    sum += w[l];
+  }
+  return runs <= pp;
+}
+
+/* The split for a threshold t that fits: each run as long as it can be while leaving a
+ * layer for every later run. */
+static void cut_runs(hp_plan *pl, const double *w, double t)
+{
+  int L = pl->n_layers, pp = pl->pp, l = 0;
+  for (int k = 0; k < pp; k++) {
+    double sum = w[l];
+    pl->first[k] = l++;
+    if (k == pp - 1) break;
+    while (L - l > pp - 1 - k && sum + w[l] <= t) sum += w[l++];
+  }
+  pl->first[pp] = L;
+}
+
+void hp__split_minmax_bisect(hp_plan *pl, const double *w)
+{
+  int L = pl->n_layers, pp = pl->pp;
+  double lo = 0, hi = 0;
+  for (int l = 0; l < L; l++) {
+    hi += w[l];
+    if (w[l] > lo) lo = w[l];
+  }
+  if (hi < lo) hi = lo;
+  if (fits_runs(w, L, pp, lo)) hi = lo;
+  for (int it = 0; it < 200 && hi > lo; it++) {
+    double mid = lo + (hi - lo) / 2;
+    if (mid <= lo || mid >= hi) break;
+    if (fits_runs(w, L, pp, mid)) hi = mid; else lo = mid;
+  }
+  cut_runs(pl, w, hi);
+}
+
 void hp__split_minmax(hp_plan *pl, const double *w)
 {
   int L = pl->n_layers, pp = pl->pp;
-  double *pre = calloc((size_t)L + 1, sizeof *pre);
-  double *best = calloc((size_t)(pp + 1) * (L + 1), sizeof *best);
-  int *arg = calloc((size_t)(pp + 1) * (L + 1), sizeof *arg);
+  double *pre, *best;
+  int *arg;
+  /* Large instances: the least largest run by bisection (hp__split_minmax_bisect). The
+   * exact DP below costs pp L^2 time and 12 (pp + 1)(L + 1) bytes: 1.2 GB at 10,000
+   * layers. */
+  if ((double)pp * L * L > 2e8 || (double)(pp + 1) * (L + 1) > 4e6) {
+    hp__split_minmax_bisect(pl, w);
+    return;
+  }
+  pre = calloc((size_t)L + 1, sizeof *pre);
+  best = calloc((size_t)(pp + 1) * (L + 1), sizeof *best);
+  arg = calloc((size_t)(pp + 1) * (L + 1), sizeof *arg);
   if (!pre || !best || !arg) {   /* out of memory: fall back to an even split */
     hp_plan_split_even(pl);
     free(pre); free(best); free(arg);

@@ -33,11 +33,11 @@ static hp_err amp_solve(const hp_problem *prob, const hp_plan *start, const hp_l
   hp_config *cfg = NULL;
   int n = hp__configs(prob, &cfg);
   double *t = hp__calloc((size_t)prob->model->n_layers, sizeof *t), best = INFINITY;
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
   hp_err err = HP_OK;
   (void)start;
-  (void)lim;
   if (n < 0 || !t) { free(cfg); free(t); return hp_fail(d, HP_NOMEM, "out of memory"); }
-  for (int i = 0; i < n && !err; i++) {
+  for (int i = 0; i < n && !err && !hp__should_stop(lim, deadline, out); i++) {
     hp_plan *pl = NULL;
     hp_dp_opts o;
     int found = 0;

@@ -5,6 +5,7 @@
  * also 1 after it; a start gives the integer columns and CBC completes and checks it. */
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -85,7 +86,20 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
       if (m->cols[j].integer) { ints[n_int] = j; vals[n_int++] = start[j]; }
     Cbc_setMIPStartI(cm, n_int, ints, vals);
   }
+  /* CBC installs its own SIGINT handler when it solves and leaves it there; through the C
+   * interface that handler stops nothing, so a Ctrl-C would be lost. SIGINT is held
+   * back while CBC runs, the caller's handler put back, and the signal then delivered
+   * to it: the search stops at its next check, after this solve (which its time limit
+   * bounds). */
+  struct sigaction saved;
+  sigset_t hold, before;
+  int have_saved = sigaction(SIGINT, NULL, &saved) == 0;
+  sigemptyset(&hold);
+  sigaddset(&hold, SIGINT);
+  sigprocmask(SIG_BLOCK, &hold, &before);
   Cbc_solve(cm);
+  if (have_saved) sigaction(SIGINT, &saved, NULL);
+  sigprocmask(SIG_SETMASK, &before, NULL);
   int sec = Cbc_secondaryStatus(cm);
   const double *x = Cbc_getColSolution(cm);
   int has = Cbc_numberSavedSolutions(cm) > 0 && x;

@@ -27,6 +27,7 @@ static hp_err dhondt_solve(const hp_problem *prob, const hp_plan *start, const h
   int *groups = hp__calloc((size_t)D, sizeof *groups), *byspeed = hp__calloc((size_t)D, sizeof *byspeed);
   int *order = hp__calloc((size_t)D, sizeof *order), *got = hp__calloc((size_t)D, sizeof *got);
   double mem_all = 0, fl_all = hp_model_total_flops(m);
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
   hp_err err = HP_OK;
   (void)start;
   if (n < 0 || !w || !q || !groups || !byspeed || !order || !got) {
@@ -40,7 +41,7 @@ static hp_err dhondt_solve(const hp_problem *prob, const hp_plan *start, const h
            (1 - DHONDT_ALPHA) * (fl_all > 0 ? m->layers[l].flops / fl_all : 0);
   }
   for (int rec = 0; rec <= 1 && !out->plan && !err; rec++)
-    for (int i = 0; i < n && !err; i++) {
+    for (int i = 0; i < n && !err && !hp__should_stop(lim, deadline, out); i++) {
       hp_plan *pl = NULL;
       int ng = hp__tp_groups(prob, cfg[i].tp, groups);
       if ((err = hp__plan_for(prob, &cfg[i], &pl, d))) break;

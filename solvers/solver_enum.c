@@ -5,6 +5,7 @@
  * instances: the tests use it as their brute force. Refuses instances of more than
  * `max_work` plans (default 2,000,000). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "search.h"
@@ -17,7 +18,9 @@ typedef struct enum_state {
   double best_time;
   long work;
   double deadline;      /* hp__now() time to stop, or INFINITY */
-  int timed_out;
+  int timed_out;        /* stopped by the deadline or lim->stop (out->stopped says which) */
+  const hp_limits *lim;
+  hp_result *out;
 } enum_state;
 
 static double binom(int n, int k)
@@ -34,13 +37,6 @@ static double factorial(int n)
   return r;
 }
 
-static int count_mbs(long per_replica)
-{
-  int n = 0;
-  for (long m = 1; m <= per_replica; m++) n += per_replica % m == 0;
-  return n;
-}
-
 /* Plans in the space: for the size check before any work. */
 static double space_size(const hp_problem *p, const int *deg, int n_deg)
 {
@@ -49,7 +45,7 @@ static double space_size(const hp_problem *p, const int *deg, int n_deg)
   for (int i = 0; i < n_deg; i++) {
     int pp = deg[3 * i], dp = deg[3 * i + 2];
     if (p->job.gbs % dp) continue;
-    total += count_mbs(p->job.gbs / dp) * binom(L - 1, pp - 1) * factorial(D) * pow(2, pp)
+    total += hp_mbs_divisors(p->job.gbs / dp, NULL, 0) * binom(L - 1, pp - 1) * factorial(D) * pow(2, pp)
              * (dp > 1 ? pow(2, L) : 1);
   }
   return total;
@@ -84,7 +80,7 @@ static hp_err try_flags(enum_state *st, hp_plan *pl, hp_diag *d)
       }
       hp_eval_release(&e);
       if (err) return err;
-      if ((st->work & 1023) == 0 && hp__now() > st->deadline) {
+      if ((st->work & 1023) == 0 && hp__should_stop(st->lim, st->deadline, st->out)) {
         st->timed_out = 1;
         return HP_OK;
       }
@@ -120,7 +116,7 @@ done:
 static hp_err enum_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
                          hp_result *out, hp_diag *d)
 {
-  enum_state st = { prob, NULL, INFINITY, 0, INFINITY, 0 };
+  enum_state st = { prob, NULL, INFINITY, 0, INFINITY, 0, lim, out };
   int deg[3 * 256], n_deg = hp__degrees(prob, deg, 256);
   double size, cap = lim->max_work > 0 ? (double)lim->max_work : ENUM_DEFAULT_MAX;
   hp_err err = HP_OK;
@@ -137,15 +133,18 @@ static hp_err enum_solve(const hp_problem *prob, const hp_plan *start, const hp_
   if (lim->time_limit > 0) st.deadline = hp__now() + lim->time_limit;
 
   for (int i = 0; i < n_deg && !st.timed_out; i++) {
-    int pp = deg[3 * i], tp = deg[3 * i + 1], dp = deg[3 * i + 2];
+    int pp = deg[3 * i], tp = deg[3 * i + 1], dp = deg[3 * i + 2], mbs[8192], nm;
     if (prob->job.gbs % dp) continue;
-    long per = prob->job.gbs / dp;
-    for (long mbs = 1; mbs <= per && !st.timed_out; mbs++) {
-      if (per % mbs) continue;
-      HP_TRY(enum_config(&st, pp, tp, dp, (int)mbs, d));
-    }
+    nm = hp_mbs_divisors(prob->job.gbs / dp, mbs, 8192);
+    for (int k = 0; k < nm && k < 8192 && !st.timed_out; k++)
+      HP_TRY(enum_config(&st, pp, tp, dp, mbs[k], d));
   }
   out->work = st.work;
+  if (st.timed_out) {
+    out->space = HP_SPACE_INCOMPLETE;
+    snprintf(out->space_note, sizeof out->space_note, "stopped (%s) after %ld plans",
+             hp_stop_name(out->stopped), st.work);
+  }
   if (st.best) {
     out->plan = st.best;
     st.best = NULL;

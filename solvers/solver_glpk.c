@@ -23,6 +23,7 @@ typedef struct glpk_cb {
   int start_given;
   double bound;           /* best bound seen */
   double cutoff;          /* stop once the bound reaches it */
+  const volatile sig_atomic_t *stop;   /* lim->stop: the caller asks it to stop */
 } glpk_cb;
 
 /* Where GLPK's error hook jumps back to: one per call. */
@@ -33,6 +34,10 @@ static void callback(glp_tree *T, void *info)
 {
   glpk_cb *cb = info;
   int node;
+  if (cb->stop && *cb->stop) {
+    glp_ios_terminate(T);
+    return;
+  }
   switch (glp_ios_reason(T)) {
   case GLP_IHEUR:
     if (cb->start && !cb->start_given) {
@@ -116,7 +121,7 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
 {
   glp_prob *volatile P = NULL;
   double *volatile full = NULL;
-  glpk_cb cb = { NULL, 0, -INFINITY, cutoff };
+  glpk_cb cb = { NULL, 0, -INFINITY, cutoff, lim->stop };
   glp_iocp ip;
   glp_smcp sp;
   glpk_guard guard;

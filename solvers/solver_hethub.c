@@ -41,11 +41,12 @@ static hp_err hethub_solve(const hp_problem *prob, const hp_plan *start, const h
   int D = c->n_devices, *groups = hp__calloc((size_t)D, sizeof *groups);
   int *order = hp__calloc((size_t)D, sizeof *order), *kinds = hp__calloc((size_t)c->n_types, sizeof *kinds);
   double *speed = hp__calloc((size_t)D, sizeof *speed);
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
   hp_err err = HP_OK;
   (void)start;
   if (n < 0 || !groups || !order || !kinds || !speed) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   for (int rec = 0; rec <= 1 && !out->plan && !err; rec++)
-    for (int i = 0; i < n && !err; i++) {
+    for (int i = 0; i < n && !err && !hp__should_stop(lim, deadline, out); i++) {
       int ng = hp__tp_groups(prob, cfg[i].tp, groups);
       /* kinds fastest first; permutations of the first nt */
       for (int k = 0; k < c->n_types; k++) kinds[k] = k;

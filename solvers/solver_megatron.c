@@ -6,6 +6,7 @@
  * parameters (`megatron-params`, an exact min-max split). No ZeRO-3; if nothing fits
  * without it, activation recomputation on every stage. Returns the first plan that fits,
  * as Megatron users would, not the fastest. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,12 +18,13 @@ static hp_err megatron_run(const hp_problem *prob, const hp_limits *lim, int by_
   const hp_cluster *c = prob->cluster;
   int D = c->n_devices, L = prob->model->n_layers, max_tp = c->nodes[0].gpus;
   double *w = hp__calloc((size_t)L, sizeof *w);
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
   hp_err err = HP_OK;
   if (!w) return hp_fail(d, HP_NOMEM, "out of memory");
   for (int k = 1; k < c->n_nodes; k++) if (c->nodes[k].gpus < max_tp) max_tp = c->nodes[k].gpus;
   for (int l = 0; l < L; l++) w[l] = prob->model->layers[l].params;
   for (int rec = 0; rec <= 1 && !out->plan && !err; rec++)
-    for (int m = 1; m <= D && !out->plan && !err; m++) {
+    for (int m = 1; m <= D && !out->plan && !err && !hp__should_stop(lim, deadline, out); m++) {
       if (D % m) continue;
       for (int tp = m < max_tp ? m : max_tp; tp >= 1 && !out->plan && !err; tp--) {
         int ok = m % tp == 0 && m / tp <= L && prob->job.gbs % (D / m) == 0;

@@ -13,6 +13,7 @@
 #include "search.h"
 
 #define OSDP_DEFAULT_NODES 1000000L
+#define OSDP_MAX_LAYERS 50000     /* recursion depth: well inside an 8 MiB stack */
 
 typedef struct osdp {
   const hp_problem *p;
@@ -133,15 +134,19 @@ static hp_err osdp_solve(const hp_problem *prob, const hp_plan *start, const hp_
   out->space = HP_SPACE_RESTRICTED;
   snprintf(out->space_note, sizeof out->space_note, "OSDP: data parallel only (pp = tp = 1), per-layer "
            "DP or ZeRO-3, micro-batch sweep");
+  if (prob->model->n_layers > OSDP_MAX_LAYERS)   /* dfs() recurses once per layer */
+    return hp_fail(d, HP_LIMIT, "osdp: its depth-first search takes one level per layer: at "
+                   "most %d layers, the model has %d", OSDP_MAX_LAYERS, prob->model->n_layers);
   if (prob->job.gbs % D)
     return hp_fail(d, HP_LIMIT, "osdp: data parallelism only needs gbs (%ld) to be a multiple "
                    "of the %d devices", prob->job.gbs, D);
   per = prob->job.gbs / D;
-  for (long mbs = 1; mbs <= per && !err; mbs++) {
-    hp_config c = { 1, 1, D, (int)mbs };
+  int mbs[8192], nm = hp_mbs_divisors(per, mbs, 8192);   /* not a loop over 1..per */
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  for (int im = 0; im < nm && im < 8192 && !err && !hp__should_stop(lim, deadline, out); im++) {
+    hp_config c = { 1, 1, D, mbs[im] };
     hp_plan *pl = NULL;
     int fits = 0;
-    if (per % mbs) continue;
     if ((err = hp__plan_for(prob, &c, &pl, d))) break;
     hp_plan_split_even(pl);
     hp_plan_place_in_order(pl);

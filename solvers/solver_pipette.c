@@ -37,7 +37,7 @@ static hp_err pipette_solve(const hp_problem *prob, const hp_plan *start, const 
   const hp_cluster *c = prob->cluster;
   int G = c->nodes[0].gpus, N = c->n_nodes, D = c->n_devices;
   long moves = lim->max_work > 0 ? lim->max_work : PIPETTE_DEFAULT_MOVES;
-  int *groups = NULL, *cur = NULL, *cand = NULL, *best = NULL;
+  int *groups = NULL, *cur = NULL, *cand = NULL, *best = NULL, *mbs = NULL;
   double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
   hp_rng rng;
   hp_err err = HP_OK;
@@ -57,17 +57,18 @@ static hp_err pipette_solve(const hp_problem *prob, const hp_plan *start, const 
   cur = hp__calloc((size_t)D, sizeof *cur);
   cand = hp__calloc((size_t)D, sizeof *cand);
   best = hp__calloc((size_t)D, sizeof *best);
-  if (!groups || !cur || !cand || !best) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  mbs = hp__calloc(8192, sizeof *mbs);
+  if (!groups || !cur || !cand || !best || !mbs) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   hp__rng_seed(&rng, lim->seed);
   for (int tp = 1; tp <= G && !err; tp++) {
     int dp = G / tp;
     if (G % tp || prob->job.gbs % dp) continue;
-    for (long mbs = 1; mbs <= prob->job.gbs / dp && !err; mbs++) {
-      hp_config cfg = { N, tp, dp, (int)mbs };
+    int nm = hp_mbs_divisors(prob->job.gbs / dp, mbs, 8192);
+    for (int im = 0; im < nm && im < 8192 && !err && !hp__should_stop(lim, deadline, out); im++) {
+      hp_config cfg = { N, tp, dp, mbs[im] };
       hp_plan *pl = NULL;
       int ng, fits, cfits;
       double t_cur, t_c, temp = 1.0;
-      if ((prob->job.gbs / dp) % mbs) continue;
       if ((err = hp__plan_for(prob, &cfg, &pl, d))) break;
       hp_plan_split_even(pl);
       ng = hp__tp_groups(prob, tp, groups);
@@ -75,7 +76,7 @@ static hp_err pipette_solve(const hp_problem *prob, const hp_plan *start, const 
       err = score(prob, pl, groups, cur, &t_cur, &fits, d);
       memcpy(best, cur, (size_t)ng * sizeof *cur);
       double t_best = t_cur;
-      for (long k = 0; k < moves && !err && ng > 1 && hp__now() < deadline; k++) {
+      for (long k = 0; k < moves && !err && ng > 1 && !hp__should_stop(lim, deadline, out); k++) {
         memcpy(cand, cur, (size_t)ng * sizeof *cur);
         hp__placement_move(cand, ng, &rng);
         if ((err = score(prob, pl, groups, cand, &t_c, &cfits, d))) break;
@@ -99,6 +100,7 @@ done:
   free(cur);
   free(cand);
   free(best);
+  free(mbs);
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;
 }

@@ -57,7 +57,7 @@ static hp_err random_solve(const hp_problem *prob, const hp_plan *start, const h
   (void)start;
   if (n < 0) return hp_fail(d, HP_NOMEM, "out of memory");
   hp__rng_seed(&rng, lim->seed);
-  for (long i = 0; i < N && n > 0 && !err && hp__now() < deadline; i++) {
+  for (long i = 0; i < N && n > 0 && !err && !hp__should_stop(lim, deadline, out); i++) {
     hp_plan *pl = NULL;
     if ((err = hp__random_plan(prob, &cfg[hp__rng_int(&rng, n)], &rng, &pl, d))) break;
     err = hp__score_offer(prob, lim, pl, out, d);

@@ -9,6 +9,7 @@
  * the worsening counts (unlike Pipette's acceptance). T falls geometrically from 0.05 to
  * 1e-4 over the run. Starts from the `dp` solver's plan. Seeded and deterministic;
  * --max-work sets the moves (default 3000), --time-limit the wall clock. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #define SA_DEFAULT_SECONDS 60.0
 #define SA_T0 0.05
 #define SA_T1 1e-4
+#define SA_REACH 25.0
 
 extern const hp_solver hp_solver_dp;
 
@@ -46,9 +48,11 @@ static hp_err score(const hp_problem *p, sa_state *st, hp_diag *d)
   return err;
 }
 
-/* Rebuilds the plan of a state from its configuration and group order, then splits. */
-static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, double deadline,
-                      long *work, hp_diag *d)
+/* Rebuilds the plan of a state from its configuration and group order, then splits;
+ * only splits whose DP figure is below `cutoff` are sought (INFINITY: any), which keeps
+ * the DP's frontier small on deep models. */
+static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, double cutoff,
+                      double deadline, long *work, hp_diag *d)
 {
   hp_dp_opts o;
   int found = 0;
@@ -58,6 +62,7 @@ static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, d
   if ((err = hp__plan_for(p, &cfg[st->ci], &st->pl, d))) return err;
   hp__place_groups(st->pl, st->groups, st->order);
   hp__dp_opts_init(&o);
+  o.cutoff = cutoff;
   o.deadline = deadline;
   o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
   if ((err = hp__dp_split(p, st->pl, &o, &found, &obj, work, d))) return err;
@@ -66,6 +71,22 @@ static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, d
     for (int s = 0; s < st->pl->pp; s++) st->pl->recompute[s] = 1;
   }
   return score(p, st, d);
+}
+
+/* Tells the progress observer, if any, where the annealing stands. */
+static void report(const hp_limits *lim, const char *phase, long k, long moves, double t0,
+                   const hp_result *out)
+{
+  hp_progress p;
+  if (!lim->progress) return;
+  p.solver = "SA";
+  p.phase = phase;
+  p.done = k < INT_MAX ? (int)k : INT_MAX;
+  p.total = moves < INT_MAX ? (int)moves : INT_MAX;
+  p.elapsed = hp__now() - t0;
+  p.incumbent = out->plan ? out->objective : INFINITY;
+  p.bound = -INFINITY;
+  lim->progress(lim->progress_ctx, &p);
 }
 
 static int config_index(const hp_config *cfg, int n, const hp_plan *pl)
@@ -85,7 +106,8 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   long moves = lim->max_work > 0 ? lim->max_work : SA_DEFAULT_MOVES;
   /* a default limit: each move runs a layer DP, which on deep pipelines of many layers
    * takes seconds */
-  double deadline = hp__now() + (lim->time_limit > 0 ? lim->time_limit : SA_DEFAULT_SECONDS);
+  double t0 = hp__now(), deadline = t0 + (lim->time_limit > 0 ? lim->time_limit : SA_DEFAULT_SECONDS);
+  long k = 0;
   sa_state cur = {0}, cand = {0};
   hp_result seed_res;
   hp_limits seed_lim = *lim;
@@ -128,12 +150,15 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     cur.ci = hp__rng_int(&rng, n);
     cur.ng = hp__tp_groups(prob, cfg[cur.ci].tp, cur.groups);
     for (int i = 0; i < cur.ng; i++) cur.order[i] = i;
-    if ((err = rebuild(prob, cfg, &cur, deadline, &out->work, d))) goto done;
+    if ((err = rebuild(prob, cfg, &cur, INFINITY, deadline, &out->work, d))) goto done;
   }
   if (cur.fits && (err = hp__score_offer(prob, lim, cur.pl, out, d))) goto done;
 
-  for (long k = 0; k < moves && hp__now() < deadline; k++) {
+  for (k = 0; k < moves && !hp__should_stop(lim, deadline, out); k++) {
     double temp = SA_T0 * pow(SA_T1 / SA_T0, (double)k / (double)moves);
+    /* a candidate this much worse is accepted with probability below e^-25: its split
+     * need not be sought */
+    double cutoff = isfinite(cur.cost) ? cur.cost * (1 + SA_REACH * temp) : INFINITY;
     int kind = hp__rng_int(&rng, 10);
     cand.ci = cur.ci;
     cand.ng = cur.ng;
@@ -142,14 +167,14 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     hp_plan_destroy(&cand.pl);
     if (kind < 4 && cur.ng > 1) {                         /* placement */
       hp__placement_move(cand.order, cand.ng, &rng);
-      err = rebuild(prob, cfg, &cand, deadline, &out->work, d);
+      err = rebuild(prob, cfg, &cand, cutoff, deadline, &out->work, d);
     } else if (kind < 6) {                                /* configuration */
       cand.ci = hp__rng_int(&rng, n);
       if (cfg[cand.ci].tp != cfg[cur.ci].tp) {            /* new groups, Megatron order */
         cand.ng = hp__tp_groups(prob, cfg[cand.ci].tp, cand.groups);
         for (int i = 0; i < cand.ng; i++) cand.order[i] = i;
       }
-      err = rebuild(prob, cfg, &cand, deadline, &out->work, d);
+      err = rebuild(prob, cfg, &cand, cutoff, deadline, &out->work, d);
     } else {                                              /* flags, boundaries kept */
       if ((err = hp_plan_copy(&cand.pl, cur.pl, d))) break;
       if (kind < 8 && cand.pl->dp > 1) {
@@ -171,7 +196,9 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
       if (cur.fits && cur.cost < out->objective && (err = hp__score_offer(prob, lim, cur.pl, out, d)))
         break;
     }
+    if ((k & 15) == 15) report(lim, "moves", k + 1, moves, t0, out);
   }
+  if (!err) report(lim, "done", k, moves, t0, out);
 done:
   free(cfg);
   free(cur.groups);

@@ -7,8 +7,56 @@
 
 #include "json_util.h"
 
+static int by_name(const void *a, const void *b)
+{
+  const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+  return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/* Finds a key that appears twice in one object anywhere in the tree (cJSON keeps both,
+ * and a look-up would silently take the first); writes its path. Each object's keys
+ * are sorted, so a large object costs n log n, not n^2. -1 out of memory. */
+static int find_duplicate(const cJSON *v, char *path, size_t cap, size_t len)
+{
+  int n = 0, found = 0;
+  const cJSON *it;
+  if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return 0;
+  cJSON_ArrayForEach(it, v) n++;
+  if (cJSON_IsObject(v) && n > 1) {
+    const cJSON **keys = malloc((size_t)n * sizeof *keys);
+    int k = 0;
+    if (!keys) return -1;
+    cJSON_ArrayForEach(it, v) keys[k++] = it;
+    qsort(keys, (size_t)n, sizeof *keys, by_name);
+    for (k = 1; k < n && !found; k++)
+      if (!by_name(&keys[k - 1], &keys[k])) {
+        snprintf(path + len, cap - len, "%s%s", len ? "." : "", keys[k]->string);
+        found = 1;
+      }
+    free(keys);
+    if (found) return 1;
+  }
+  n = 0;
+  cJSON_ArrayForEach(it, v) {
+    size_t l2 = len;
+    int r;
+    if (!cJSON_IsObject(it) && !cJSON_IsArray(it)) { n++; continue; }
+    if (len < cap - 1) {
+      if (cJSON_IsArray(v)) snprintf(path + len, cap - len, "[%d]", n);
+      else snprintf(path + len, cap - len, "%s%s", len ? "." : "", it->string ? it->string : "");
+      l2 = strlen(path);
+    }
+    if ((r = find_duplicate(it, path, cap, l2))) return r;
+    path[len] = '\0';
+    n++;
+  }
+  return 0;
+}
+
 hp_err ju_parse(ju_ctx *c, const char *text, cJSON **out)
 {
+  char dup[256] = "";
+  int r;
   const char *end = NULL;
   *out = cJSON_ParseWithOpts(text, &end, 1);
   if (!*out) {
@@ -21,6 +69,13 @@ hp_err ju_parse(ju_ctx *c, const char *text, cJSON **out)
       return hp_fail(c->d, HP_PARSE, "%s: the file is empty: expected a JSON object", c->file);
     return hp_fail(c->d, HP_PARSE, "%s: line %d, column %d: malformed JSON near '%.20s'",
                    c->file, line, col, end);
+  }
+  if ((r = find_duplicate(*out, dup, sizeof dup, 0))) {
+    cJSON_Delete(*out);
+    *out = NULL;
+    if (r < 0) return hp_fail(c->d, HP_NOMEM, "out of memory reading %s", c->file);
+    return hp_fail(c->d, HP_PARSE, "%s: %s: the key appears twice in the same object: keep "
+                   "one (JSON readers disagree on which would count)", c->file, dup);
   }
   return HP_OK;
 }
@@ -98,6 +153,16 @@ hp_err ju_num(ju_ctx *c, const cJSON *o, const char *path, const char *key, int 
   return HP_OK;
 }
 
+int ju_int_value(const cJSON *v, long lo, long hi, long *out)
+{
+  double x;
+  if (!cJSON_IsNumber(v)) return 0;
+  x = v->valuedouble;
+  if (!isfinite(x) || x != floor(x) || x < (double)lo || x > (double)hi) return 0;
+  *out = (long)x;
+  return 1;
+}
+
 hp_err ju_int(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
               long def, long lo, long hi, long *out)
 {
@@ -110,10 +175,7 @@ hp_err ju_int(ju_ctx *c, const cJSON *o, const char *path, const char *key, int 
     *out = def;
     return HP_OK;
   }
-  if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble)
-      || v->valuedouble < (double)lo || v->valuedouble > (double)hi)
-    return ju_expect(c, p, what, v);
-  *out = (long)v->valuedouble;
+  if (!ju_int_value(v, lo, hi, out)) return ju_expect(c, p, what, v);
   return HP_OK;
 }
 
@@ -185,14 +247,15 @@ static hp_err read_square(ju_ctx *c, const cJSON *a, const char *path, int n, do
   if (rows != n)
     return hp_fail(c->d, HP_PARSE, "%s: %s: expected %d rows (a square matrix), got %d",
                    c->file, path, n, rows);
-  for (int i = 0; i < n; i++) {
-    const cJSON *row = cJSON_GetArrayItem(a, i);
+  const cJSON *row = a->child;   /* walked, not indexed: cJSON's look-up is linear */
+  for (int i = 0; i < n; i++, row = row->next) {
+    const cJSON *v;
     ju_index(p, sizeof p, path, i);
     if ((err = ju_array(c, row, p, &cols))) return err;
     if (cols != n)
       return hp_fail(c->d, HP_PARSE, "%s: %s: expected %d entries, got %d", c->file, p, n, cols);
-    for (int j = 0; j < n; j++) {
-      const cJSON *v = cJSON_GetArrayItem(row, j);
+    v = row->child;
+    for (int j = 0; j < n; j++, v = v->next) {
       char q[288];
       snprintf(q, sizeof q, "%s[%d]", p, j);
       if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0)

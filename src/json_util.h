@@ -34,6 +34,9 @@ hp_err ju_num(ju_ctx *c, const cJSON *o, const char *path, const char *key, int 
 /* Member as an integer in [lo, hi]. */
 hp_err ju_int(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
               long def, long lo, long hi, long *out);
+/* Whether v is a number with an integer value in [lo, hi] (checked on the double, before
+ * any conversion: 1e20 or NaN is refused, never cast); the value goes to *out. */
+int ju_int_value(const cJSON *v, long lo, long hi, long *out);
 hp_err ju_bool(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
                int def, int *out);
 /* Member as a non-empty string (borrowed from the tree). */

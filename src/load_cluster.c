@@ -58,74 +58,113 @@ static hp_err read_types(ju_ctx *c, const cJSON *o, hp_cluster *cl)
   return HP_OK;
 }
 
-static int type_index(const hp_cluster *cl, const char *name)
+/* Names looked up by binary search in a sorted index, so that a cluster of thousands of
+ * nodes (or types) loads in n log n, not n^2. */
+typedef struct name_ix { const char *name; int i; } name_ix;
+
+static int by_name(const void *a, const void *b)
 {
-  for (int k = 0; k < cl->n_types; k++)
-    if (!strcmp(cl->types[k].name, name)) return k;
+  const name_ix *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static int find_name(const name_ix *ix, int n, const char *name)
+{
+  int lo = 0, hi = n - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2, c = strcmp(ix[mid].name, name);
+    if (c == 0) return ix[mid].i;
+    if (c < 0) lo = mid + 1; else hi = mid - 1;
+  }
   return -1;
 }
 
-static int node_index(const hp_cluster *cl, const char *name)
+static name_ix *index_types(const hp_cluster *cl)
 {
-  for (int n = 0; n < cl->n_nodes; n++)
-    if (!strcmp(cl->nodes[n].name, name)) return n;
-  return -1;
+  name_ix *ix = hp__calloc((size_t)cl->n_types, sizeof *ix);
+  if (!ix) return NULL;
+  for (int k = 0; k < cl->n_types; k++) ix[k] = (name_ix){ cl->types[k].name, k };
+  qsort(ix, (size_t)cl->n_types, sizeof *ix, by_name);
+  return ix;
 }
 
-static hp_err read_nodes(ju_ctx *c, const cJSON *arr, hp_cluster *cl)
+/* Reads the nodes; *ix gets their names sorted (for the links), the caller frees it. */
+static hp_err read_nodes(ju_ctx *c, const cJSON *arr, hp_cluster *cl, name_ix **ix)
 {
   int n;
   long total = 0;
   hp_err err;
+  name_ix *types = NULL;
+  *ix = NULL;
   if ((err = ju_array(c, arr, "nodes", &n))) return err;
   if (n == 0)
     return hp_fail(c->d, HP_PARSE, "%s: nodes: empty: expected at least one node such as "
                    "{\"name\": \"n0\", \"type\": \"V100\", \"gpus\": 4, \"intra_gbps\": 170}",
                    c->file);
+  if (n > HP_MAX_NODES)
+    return hp_fail(c->d, HP_PARSE, "%s: nodes: %d nodes, more than the %d hetplan handles (its "
+                   "node-pair tables grow as the square of the count): describe servers as "
+                   "nodes of several GPUs", c->file, n, HP_MAX_NODES);
   cl->nodes = hp__calloc((size_t)n, sizeof *cl->nodes);
-  if (!cl->nodes) return hp_fail(c->d, HP_NOMEM, "out of memory");
-  for (int i = 0; i < n; i++) {
-    const cJSON *o = cJSON_GetArrayItem(arr, i);
+  *ix = hp__calloc((size_t)n, sizeof **ix);
+  if (!cl->nodes || !*ix || !(types = index_types(cl))) {
+    free(types);
+    return hp_fail(c->d, HP_NOMEM, "out of memory");
+  }
+  const cJSON *o = arr->child;
+  for (int i = 0; i < n; i++, o = o->next) {
     hp_node *nd = &cl->nodes[i];
     const char *name, *type;
     char p[64];
     long gpus;
     double gbps, lat;
     ju_index(p, sizeof p, "nodes", i);
-    if ((err = ju_object(c, o, p))) return err;
+    if ((err = ju_object(c, o, p))) break;
     ju_unknown_keys(c, o, p, node_keys);
-    if ((err = ju_str(c, o, p, "name", 1, NULL, &name))) return err;
-    if (node_index(cl, name) >= 0)
-      return hp_fail(c->d, HP_PARSE, "%s: %s.name: \"%s\" names two nodes: node names must be "
-                     "unique", c->file, p, name);
-    if ((err = ju_str(c, o, p, "type", 1, NULL, &type))) return err;
-    nd->type = type_index(cl, type);
-    if (nd->type < 0)
-      return hp_fail(c->d, HP_PARSE, "%s: %s.type: \"%s\" is not in device_types", c->file, p,
-                     type);
-    if ((err = ju_int(c, o, p, "gpus", 1, 0, 1, 4096, &gpus))) return err;
+    if ((err = ju_str(c, o, p, "name", 1, NULL, &name))) break;
+    if ((err = ju_str(c, o, p, "type", 1, NULL, &type))) break;
+    nd->type = find_name(types, cl->n_types, type);
+    if (nd->type < 0) {
+      err = hp_fail(c->d, HP_PARSE, "%s: %s.type: \"%s\" is not in device_types", c->file, p,
+                    type);
+      break;
+    }
+    if ((err = ju_int(c, o, p, "gpus", 1, 0, 1, 4096, &gpus))) break;
     nd->gpus = (int)gpus;
-    if ((err = ju_num(c, o, p, "intra_gbps", gpus > 1, 0, 0, 1, &gbps))) return err;
-    if ((err = ju_num(c, o, p, "intra_lat_us", 0, 0, 0, 0, &lat))) return err;
+    if ((err = ju_num(c, o, p, "intra_gbps", gpus > 1, 0, 0, 1, &gbps))) break;
+    if ((err = ju_num(c, o, p, "intra_lat_us", 0, 0, 0, 0, &lat))) break;
     nd->intra_bw = gbps * GBPS;
     nd->intra_lat = lat * 1e-6;
     nd->name = hp__strdup(name);
     cl->n_nodes++;
-    if (!nd->name) return hp_fail(c->d, HP_NOMEM, "out of memory");
+    if (!nd->name) { err = hp_fail(c->d, HP_NOMEM, "out of memory"); break; }
+    (*ix)[i] = (name_ix){ nd->name, i };
     total += gpus;
-    if (total > 65536)
-      return hp_fail(c->d, HP_PARSE, "%s: nodes: more than 65536 devices in all", c->file);
+    if (total > HP_MAX_DEVICES) {
+      err = hp_fail(c->d, HP_PARSE, "%s: nodes: more than %d devices in all", c->file,
+                    HP_MAX_DEVICES);
+      break;
+    }
   }
+  free(types);
+  if (err) return err;
+  qsort(*ix, (size_t)n, sizeof **ix, by_name);
+  for (int k = 1; k < n; k++)
+    if (!strcmp((*ix)[k - 1].name, (*ix)[k].name))
+      return hp_fail(c->d, HP_PARSE, "%s: nodes[%d].name: \"%s\" names two nodes (nodes[%d] "
+                     "too): node names must be unique", c->file, (*ix)[k].i, (*ix)[k].name,
+                     (*ix)[k - 1].i);
   return HP_OK;
 }
 
-static hp_err read_links(ju_ctx *c, const cJSON *arr, hp_cluster *cl)
+static hp_err read_links(ju_ctx *c, const cJSON *arr, hp_cluster *cl, const name_ix *ix)
 {
   int n, nn = cl->n_nodes;
   hp_err err;
   if ((err = ju_array(c, arr, "links", &n))) return err;
-  for (int i = 0; i < n; i++) {
-    const cJSON *o = cJSON_GetArrayItem(arr, i);
+  const cJSON *o = arr->child;
+  for (int i = 0; i < n; i++, o = o->next) {
     const char *an, *bn;
     char p[64];
     int a, b;
@@ -135,8 +174,8 @@ static hp_err read_links(ju_ctx *c, const cJSON *arr, hp_cluster *cl)
     ju_unknown_keys(c, o, p, link_keys);
     if ((err = ju_str(c, o, p, "a", 1, NULL, &an))) return err;
     if ((err = ju_str(c, o, p, "b", 1, NULL, &bn))) return err;
-    a = node_index(cl, an);
-    b = node_index(cl, bn);
+    a = find_name(ix, cl->n_nodes, an);
+    b = find_name(ix, cl->n_nodes, bn);
     if (a < 0 || b < 0)
       return hp_fail(c->d, HP_PARSE, "%s: %s.%s: \"%s\" is not the name of a node", c->file, p,
                      a < 0 ? "a" : "b", a < 0 ? an : bn);
@@ -159,6 +198,7 @@ hp_err hp_cluster_parse(const char *text, const char *file, hp_cluster **out, hp
   const cJSON *links, *mat;
   const char *name, *slash = strrchr(file, '/');
   double inter_gbps, inter_lat;
+  name_ix *names = NULL;
   hp_err err;
 
   *out = NULL;
@@ -180,7 +220,7 @@ hp_err hp_cluster_parse(const char *text, const char *file, hp_cluster **out, hp
     err = hp_fail(d, HP_PARSE, "%s: nodes: missing: expected an array of nodes", file);
     goto done;
   }
-  HP_TRY(read_nodes(&c, cJSON_GetObjectItemCaseSensitive(root, "nodes"), cl));
+  HP_TRY(read_nodes(&c, cJSON_GetObjectItemCaseSensitive(root, "nodes"), cl, &names));
   HP_TRY(ju_num(&c, root, "", "inter_gbps", 0, 0, 0, 1, &inter_gbps));
   HP_TRY(ju_num(&c, root, "", "inter_lat_us", 0, 0, 0, 0, &inter_lat));
   HP_TRY(ju_num(&c, root, "", "mem_margin", 0, 0, 0, 0, &cl->mem_margin));
@@ -191,7 +231,7 @@ hp_err hp_cluster_parse(const char *text, const char *file, hp_cluster **out, hp
   }
   HP_TRY(hp_cluster_finish(cl, inter_gbps * GBPS, inter_lat * 1e-6, d));
   links = cJSON_GetObjectItemCaseSensitive(root, "links");
-  if (links) HP_TRY(read_links(&c, links, cl));
+  if (links) HP_TRY(read_links(&c, links, cl, names));
   mat = cJSON_GetObjectItemCaseSensitive(root, "bandwidth_matrix");
   if (mat) {
     int n;
@@ -214,6 +254,7 @@ hp_err hp_cluster_parse(const char *text, const char *file, hp_cluster **out, hp
   *out = cl;
   cl = NULL;
 done:
+  free(names);
   hp_cluster_destroy(&cl);
   cJSON_Delete(root);
   return err;

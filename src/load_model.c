@@ -7,7 +7,7 @@
 
 #include "json_util.h"
 
-#define MAX_LAYERS 1000000L
+#define MAX_LAYERS HP_MAX_LAYERS
 
 static const char *const model_keys[] = {
   "version", "name", "source", "notes", "param_bytes", "grad_bytes", "state_bytes",
@@ -57,12 +57,13 @@ static hp_err read_layers(ju_ctx *c, const cJSON *arr, hp_model *m)
   if (n == 0)
     return hp_fail(c->d, HP_PARSE, "%s: layers: the array is empty: a model needs at least "
                    "one layer", c->file);
-  for (int i = 0; i < n; i++) {   /* first pass: validate and count */
+  const cJSON *o = arr->child;
+  for (int i = 0; i < n; i++, o = o->next) {   /* first pass: validate and count */
     hp_layer ly = {0};
     long rep;
     const char *name, *kind;
     ju_index(p, sizeof p, "layers", i);
-    if ((err = read_layer(c, cJSON_GetArrayItem(arr, i), p, &ly, &rep, &name, &kind))) return err;
+    if ((err = read_layer(c, o, p, &ly, &rep, &name, &kind))) return err;
     total += rep;
     if (total > MAX_LAYERS)
       return hp_fail(c->d, HP_PARSE, "%s: %s.repeat: more than %ld layers in all", c->file, p,
@@ -70,12 +71,13 @@ static hp_err read_layers(ju_ctx *c, const cJSON *arr, hp_model *m)
   }
   m->layers = hp__calloc((size_t)total, sizeof *m->layers);
   if (!m->layers) return hp_fail(c->d, HP_NOMEM, "out of memory for %ld layers", total);
-  for (int i = 0; i < n; i++) {
+  o = arr->child;
+  for (int i = 0; i < n; i++, o = o->next) {
     hp_layer ly = {0};
     long rep;
     const char *name, *kind;
     ju_index(p, sizeof p, "layers", i);
-    read_layer(c, cJSON_GetArrayItem(arr, i), p, &ly, &rep, &name, &kind);
+    read_layer(c, o, p, &ly, &rep, &name, &kind);
     for (long r = 0; r < rep; r++) {
       hp_layer *dst = &m->layers[m->n_layers];
       *dst = ly;
@@ -111,7 +113,8 @@ static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
 #define TF_INT(key, field, req, lo)                                                  \
   if ((err = ju_int(c, o, p, key, req, 0, lo, 10000000, &v))) return err;            \
   t.field = (int)v;
-  TF_INT("layers", layers, 1, 1)
+  if ((err = ju_int(c, o, p, "layers", 1, 0, 1, MAX_LAYERS - 3, &v))) return err;
+  t.layers = (int)v;
   TF_INT("hidden", hidden, 1, 1)
   TF_INT("heads", heads, 1, 1)
   TF_INT("kv_heads", kv_heads, 0, 0)

@@ -17,7 +17,8 @@ static const char *const plan_keys[] = {
 static const char *const stage_keys[] = { "layers", "recompute", "devices", NULL };
 static const char *const job_keys[] = { "version", "gbs", "schedule", "source", "notes", NULL };
 
-static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int *last)
+static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int n_devices,
+                         int *last)
 {
   char p[64], q[96];
   const cJSON *ly, *dv;
@@ -31,19 +32,19 @@ static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int *las
   if (!ly) return hp_fail(c->d, HP_PARSE, "%s: %s: missing: expected [first, last]", c->file, q);
   if ((err = ju_array(c, ly, q, &n))) return err;
   if (n != 2) return ju_expect(c, q, "an inclusive pair [first, last] of layer indices", ly);
-  for (int i = 0; i < 2; i++) {
-    const cJSON *v = cJSON_GetArrayItem(ly, i);
+  long pair[2];
+  const cJSON *v = ly->child;
+  for (int i = 0; i < 2; i++, v = v->next) {
     char r[112];
     snprintf(r, sizeof r, "%s[%d]", q, i);
-    if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble ||
-        v->valuedouble < 0 || v->valuedouble >= pl->n_layers) {
+    if (!ju_int_value(v, 0, pl->n_layers - 1, &pair[i])) {
       char what[64];
       snprintf(what, sizeof what, "a layer index in 0..%d", pl->n_layers - 1);
       return ju_expect(c, r, what, v);
     }
   }
-  pl->first[s] = (int)cJSON_GetArrayItem(ly, 0)->valuedouble;
-  *last = (int)cJSON_GetArrayItem(ly, 1)->valuedouble;
+  pl->first[s] = (int)pair[0];
+  *last = (int)pair[1];
   if (*last < pl->first[s])
     return hp_fail(c->d, HP_PARSE, "%s: %s: [%d, %d] is empty: last must be >= first", c->file,
                    q, pl->first[s], *last);
@@ -57,21 +58,22 @@ static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int *las
   if (n != pl->dp)
     return hp_fail(c->d, HP_PARSE, "%s: %s: expected dp = %d replicas, got %d", c->file, q,
                    pl->dp, n);
-  for (int r = 0; r < pl->dp; r++) {
-    const cJSON *row = cJSON_GetArrayItem(dv, r);
+  const cJSON *row = dv->child;
+  for (int r = 0; r < pl->dp; r++, row = row->next) {
     char rp[112];
     snprintf(rp, sizeof rp, "%s[%d]", q, r);
     if ((err = ju_array(c, row, rp, &n))) return err;
     if (n != pl->tp)
       return hp_fail(c->d, HP_PARSE, "%s: %s: expected tp = %d device ids, got %d", c->file, rp,
                      pl->tp, n);
-    for (int j = 0; j < pl->tp; j++) {
-      const cJSON *v = cJSON_GetArrayItem(row, j);
-      char jp[128];
+    v = row->child;
+    for (int j = 0; j < pl->tp; j++, v = v->next) {
+      char jp[128], what[64];
+      long id;
       snprintf(jp, sizeof jp, "%s[%d]", rp, j);
-      if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int)v->valuedouble || v->valuedouble < 0)
-        return ju_expect(c, jp, "a device id", v);
-      pl->dev[HP_SLOT(pl, s, r, j)] = (int)v->valuedouble;
+      snprintf(what, sizeof what, "a device id in 0..%d", n_devices - 1);
+      if (!ju_int_value(v, 0, n_devices - 1, &id)) return ju_expect(c, jp, what, v);
+      pl->dev[HP_SLOT(pl, s, r, j)] = (int)id;
     }
   }
   return HP_OK;
@@ -85,8 +87,8 @@ static hp_err read_sharding(ju_ctx *c, const cJSON *arr, hp_plan *pl)
   if (n != pl->n_layers)
     return hp_fail(c->d, HP_PARSE, "%s: sharding: expected one mode per layer (%d), got %d",
                    c->file, pl->n_layers, n);
-  for (int l = 0; l < n; l++) {
-    const cJSON *v = cJSON_GetArrayItem(arr, l);
+  const cJSON *v = arr->child;
+  for (int l = 0; l < n; l++, v = v->next) {
     char p[64];
     ju_index(p, sizeof p, "sharding", l);
     if (cJSON_IsString(v) && !strcmp(v->valuestring, "dp")) pl->zdp[l] = 0;
@@ -116,7 +118,7 @@ hp_err hp_plan_parse(const char *text, const char *file, const hp_problem *prob,
   HP_TRY(ju_int(&c, root, "", "pp", 1, 0, 1, D, &pp));
   HP_TRY(ju_int(&c, root, "", "tp", 1, 0, 1, D, &tp));
   HP_TRY(ju_int(&c, root, "", "dp", 1, 0, 1, D, &dp));
-  HP_TRY(ju_int(&c, root, "", "mbs", 1, 0, 1, 1L << 30, &mbs));
+  HP_TRY(ju_int(&c, root, "", "mbs", 1, 0, 1, HP_MAX_MBS, &mbs));
   HP_TRY(ju_int(&c, root, "", "gas", 0, 0, 1, 1L << 40, &gas));
   HP_TRY(ju_str(&c, root, "", "schedule", 0, hp_schedule_name(prob->job.schedule), &sched));
   if (hp_schedule_parse(sched) < 0) {
@@ -153,9 +155,10 @@ hp_err hp_plan_parse(const char *text, const char *file, const hp_problem *prob,
     err = hp_fail(d, HP_PARSE, "%s: stages: expected pp = %ld stages, got %d", file, pp, n);
     goto done;
   }
-  for (int s = 0, prev_last = -1; s < pp; s++) {
+  const cJSON *st = stages->child;
+  for (int s = 0, prev_last = -1; s < pp; s++, st = st->next) {
     int last = -1;
-    HP_TRY(read_stage(&c, cJSON_GetArrayItem(stages, s), s, pl, &last));
+    HP_TRY(read_stage(&c, st, s, pl, D, &last));
     if (pl->first[s] != prev_last + 1) {
       if (s == 0)
         err = hp_fail(d, HP_PLAN, "%s: stages[0].layers: starts at layer %d: the first stage "
@@ -191,23 +194,21 @@ hp_err hp_plan_load(const char *path, const hp_problem *prob, hp_plan **out, hp_
   return err;
 }
 
-hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d)
+hp_err hp_job_parse(const char *text, const char *file, hp_job *job, hp_diag *d)
 {
-  ju_ctx c = { path, d };
-  char *text = NULL;
+  ju_ctx c = { file, d };
   cJSON *root = NULL;
   const char *sched;
   long gbs;
   hp_err err;
-  HP_TRY(hp_read_file(path, &text, d));
   HP_TRY(ju_parse(&c, text, &root));
   HP_TRY(ju_object(&c, root, ""));
   HP_TRY(ju_version(&c, root));
   ju_unknown_keys(&c, root, "", job_keys);
-  HP_TRY(ju_int(&c, root, "", "gbs", 0, job->gbs, 1, 1L << 40, &gbs));
+  HP_TRY(ju_int(&c, root, "", "gbs", 0, job->gbs, 1, HP_MAX_GBS, &gbs));
   HP_TRY(ju_str(&c, root, "", "schedule", 0, hp_schedule_name(job->schedule), &sched));
   if (hp_schedule_parse(sched) < 0) {
-    err = hp_fail(d, HP_PARSE, "%s: schedule: expected \"1f1b\" or \"gpipe\", got \"%s\"", path,
+    err = hp_fail(d, HP_PARSE, "%s: schedule: expected \"1f1b\" or \"gpipe\", got \"%s\"", file,
                   sched);
     goto done;
   }
@@ -215,6 +216,14 @@ hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d)
   job->schedule = (hp_schedule)hp_schedule_parse(sched);
 done:
   cJSON_Delete(root);
+  return err;
+}
+
+hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d)
+{
+  char *text = NULL;
+  hp_err err = hp_read_file(path, &text, d);
+  if (!err) err = hp_job_parse(text, path, job, d);
   free(text);
   return err;
 }

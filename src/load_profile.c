@@ -29,8 +29,8 @@ static hp_err read_times(ju_ctx *c, const cJSON *arr, hp_profile *pr)
   if ((err = ju_array(c, arr, "layer_times", &n))) return err;
   pr->measures = hp__calloc((size_t)n, sizeof *pr->measures);
   if (!pr->measures) return hp_fail(c->d, HP_NOMEM, "out of memory");
-  for (int i = 0; i < n; i++) {
-    const cJSON *o = cJSON_GetArrayItem(arr, i);
+  const cJSON *o = arr->child;
+  for (int i = 0; i < n; i++, o = o->next) {
     hp_measure *m = &pr->measures[i];
     const char *kind, *type;
     char p[64];
@@ -63,8 +63,8 @@ static hp_err read_collectives(ju_ctx *c, const cJSON *arr, hp_profile *pr)
   int n;
   hp_err err;
   if ((err = ju_array(c, arr, "collectives", &n))) return err;
-  for (int i = 0; i < n; i++) {
-    const cJSON *o = cJSON_GetArrayItem(arr, i);
+  const cJSON *o = arr->child;
+  for (int i = 0; i < n; i++, o = o->next) {
     const char *op;
     char p[64];
     long ranks;
@@ -88,8 +88,8 @@ static hp_err read_fits(ju_ctx *c, const cJSON *arr, const char *key, int layer)
   int n;
   hp_err err;
   if ((err = ju_array(c, arr, key, &n))) return err;
-  for (int i = 0; i < n; i++) {
-    const cJSON *o = cJSON_GetArrayItem(arr, i);
+  const cJSON *o = arr->child;
+  for (int i = 0; i < n; i++, o = o->next) {
     const char *s;
     char p[64];
     long v;
@@ -135,9 +135,9 @@ hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(root, "device_types"))) {
     HP_TRY(ju_array(&c, v, "device_types", &n));
-    for (int i = 0; i < n; i++) {
+    const cJSON *s = v->child;
+    for (int i = 0; i < n; i++, s = s->next) {
       char p[64];
-      const cJSON *s = cJSON_GetArrayItem(v, i);
       ju_index(p, sizeof p, "device_types", i);
       if (!cJSON_IsString(s) || !*s->valuestring) {
         err = ju_expect(&c, p, "a device type name", s);

@@ -164,3 +164,41 @@ void hp_plan_split_even(hp_plan *plan)
   }
   plan->first[pp] = L;
 }
+
+static int cmp_int(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+int hp_mbs_divisors(long per, int *out, int cap)
+{
+  long prime[40];
+  int mult[40], np = 0, n = 1, k;
+  int buf[8192];          /* per <= 2^40 has at most 6720 divisors */
+  long rest = per;
+  if (per < 1) return 0;
+  for (long f = 2; f <= rest / f; f += f == 2 ? 1 : 2)
+    if (rest % f == 0) {
+      prime[np] = f;
+      mult[np] = 0;
+      while (rest % f == 0) { rest /= f; mult[np]++; }
+      np++;
+    }
+  if (rest > 1) { prime[np] = rest; mult[np] = 1; np++; }
+  buf[0] = 1;             /* the divisors up to HP_MAX_MBS, prime by prime */
+  for (int i = 0; i < np; i++) {
+    int had = n;
+    for (int j = 0; j < had; j++) {
+      long v = buf[j];
+      for (int e = 1; e <= mult[i]; e++) {
+        if (v > HP_MAX_MBS / prime[i]) break;
+        v *= prime[i];
+        if (n < (int)(sizeof buf / sizeof *buf)) buf[n++] = (int)v;
+      }
+    }
+  }
+  qsort(buf, (size_t)n, sizeof *buf, cmp_int);
+  for (k = 0; out && k < n && k < cap; k++) out[k] = buf[k];
+  return n;
+}

@@ -7,6 +7,10 @@
 
 #include "internal.h"
 
+/* The profile's look-up table holds a pointer per (layer, device type, tp): at most this
+ * many (256 MiB). */
+#define HP_MAX_SERIES_SLOTS (32L << 20)
+
 double hp_problem_bw(const hp_problem *p, int a, int b)
 {
   const hp_cluster *c = p->cluster;
@@ -151,9 +155,15 @@ static hp_err build_series(hp_problem *p, hp_diag *d)
   hp_err err = HP_OK;
   size_t slots = (size_t)m->n_layers * (size_t)c->n_types * (size_t)(p->max_tp + 1);
 
+  if (!pr || pr->n_measures == 0) return HP_OK;   /* no table: every time is analytic */
+  if (slots > HP_MAX_SERIES_SLOTS)
+    return hp_fail(d, HP_INVAL, "profile '%s': its look-up table for model '%s' (%d layers) on "
+                   "cluster '%s' (%d device types, nodes of up to %d GPUs) would take %zu "
+                   "entries, more than the %ld hetplan allows: use fewer layers, or nodes of "
+                   "fewer GPUs", pr->name, m->name, m->n_layers, c->name, c->n_types,
+                   p->max_tp, slots, (long)HP_MAX_SERIES_SLOTS);
   p->series = hp__calloc(slots, sizeof *p->series);
   if (!p->series) return hp_fail(d, HP_NOMEM, "out of memory for the profile table");
-  if (!pr || pr->n_measures == 0) return HP_OK;
 
   order = hp__calloc((size_t)pr->n_measures, sizeof *order);
   if (!order) return hp_fail(d, HP_NOMEM, "out of memory for the profile table");
@@ -231,9 +241,9 @@ hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
   p->cluster = cluster;
   p->profile = profile;
   p->job = job;
-  if (job.gbs <= 0) {
-    err = hp_fail(d, HP_INVAL, "global batch size %ld: expected a positive integer (--gbs)",
-                  job.gbs);
+  if (job.gbs <= 0 || job.gbs > HP_MAX_GBS) {
+    err = hp_fail(d, HP_INVAL, "global batch size %ld: expected an integer in 1..%ld (--gbs)",
+                  job.gbs, HP_MAX_GBS);
     goto done;
   }
   if (model->n_layers <= 0) {

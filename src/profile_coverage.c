@@ -121,7 +121,7 @@ static int cmp_pair(const void *pa, const void *pb)
 static int space_pairs(const hp_problem *p, tm_list *t)
 {
   const hp_cluster *c = p->cluster;
-  int D = c->n_devices, n = 0;
+  int D = c->n_devices, n = 0, mbs[8192], nm;
   long gbs = p->job.gbs;
   for (int tp = 1; tp <= D; tp++) {
     if (!tp_allowed(c, tp)) continue;
@@ -132,11 +132,9 @@ static int space_pairs(const hp_problem *p, tm_list *t)
       dp = D / tp / pp;
       if (gbs % dp) continue;
       per = gbs / dp;
-      for (long m = 1; m * m <= per; m++) {
-        if (per % m) continue;
-        if (tm_add(t, tp, (int)m)) return -1;
-        if (m * m != per && tm_add(t, tp, (int)(per / m))) return -1;
-      }
+      nm = hp_mbs_divisors(per, mbs, 8192);
+      for (int k = 0; k < nm && k < 8192; k++)
+        if (tm_add(t, tp, mbs[k])) return -1;
     }
   }
   qsort(t->v, (size_t)t->n, sizeof *t->v, cmp_pair);

@@ -14,6 +14,7 @@ const char *hp_sol_status_name(hp_sol_status s)
   case HP_SOL_OPTIMAL: return "optimal";
   case HP_SOL_FEASIBLE: return "feasible";
   case HP_SOL_INFEASIBLE: return "infeasible";
+  case HP_SOL_NOFIT: return "does-not-fit";
   case HP_SOL_NONE: break;
   }
   return "no-plan";

@@ -42,6 +42,7 @@ void hp_plan_info_release(hp_plan_info *info);
 hp_err hp_model_parse(const char *text, const char *name, hp_model **out, hp_diag *d);
 hp_err hp_cluster_parse(const char *text, const char *name, hp_cluster **out, hp_diag *d);
 hp_err hp_profile_parse(const char *text, const char *name, hp_profile **out, hp_diag *d);
+hp_err hp_job_parse(const char *text, const char *name, hp_job *job, hp_diag *d);
 hp_err hp_plan_parse(const char *text, const char *name, const hp_problem *prob,
                      hp_plan **out, hp_diag *d);
 
@@ -89,7 +90,13 @@ hp_err hp_hf_expand(const hp_hf_model *h, hp_model **out, hp_diag *d);
  * block, and a source line naming `source` and the parameter count. */
 hp_err hp_hf_model_to_json(const hp_hf_model *h, const char *source, char **out, hp_diag *d);
 
-/* Reads a whole file into a NUL-terminated malloc'd buffer. */
+/* The largest input file read, bytes (64 MiB): a larger one, or one that never ends
+ * (/dev/zero), is refused with HP_IO before it is read to the end. docs/limits.md gives
+ * what a file of that size may cost in memory. */
+#define HP_MAX_FILE_BYTES (64 << 20)
+
+/* Reads a whole file into a NUL-terminated malloc'd buffer: HP_IO if it cannot be read,
+ * is a directory or is larger than HP_MAX_FILE_BYTES; HP_PARSE if it holds a NUL byte. */
 hp_err hp_read_file(const char *path, char **out, hp_diag *d);
 
 #endif

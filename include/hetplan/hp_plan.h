@@ -35,6 +35,12 @@ hp_err hp_plan_validate(const hp_problem *prob, const hp_plan *plan, hp_diag *d)
 /* Sets plan->gas from the job; returns HP_PLAN if gbs is not a multiple of dp * mbs. */
 hp_err hp_plan_set_gas(const hp_problem *prob, hp_plan *plan, hp_diag *d);
 
+/* The micro-batch sizes of a replica's share of the batch, per = gbs / dp: the divisors
+ * of `per` up to HP_MAX_MBS, ascending, found by factoring (time in sqrt(per), not per).
+ * Writes up to `cap` of them into `out` (may be NULL) and returns how many there are
+ * (at most 6720 for per <= HP_MAX_GBS); 0 if per < 1. */
+int hp_mbs_divisors(long per, int *out, int cap);
+
 /* Fills a plan with the Megatron-style default placement: TP ranks on consecutive
  * devices, then replicas, then stages (device = ((s * dp) + r) * tp + j). */
 void hp_plan_place_in_order(hp_plan *plan);

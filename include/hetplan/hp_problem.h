@@ -99,8 +99,21 @@ typedef struct hp_profile {
 
 typedef enum { HP_1F1B = 0, HP_GPIPE = 1 } hp_schedule;
 
+/* The largest cluster a file may describe: devices in all, and nodes (the node-pair
+ * bandwidth and latency tables take 16 bytes per pair of nodes: 256 MiB at 4096). */
+#define HP_MAX_DEVICES 65536
+#define HP_MAX_NODES 4096
+/* The most layers a model may have, `repeat` and `transformer` included. */
+#define HP_MAX_LAYERS 1000000L
+
+/* The largest global batch (2^40 samples) and micro-batch (2^30) hetplan accepts: every
+ * count derived from them fits its type (docs/limits.md). Micro-batch sizes above
+ * HP_MAX_MBS are left out of the search space. */
+#define HP_MAX_GBS (1L << 40)
+#define HP_MAX_MBS (1 << 30)
+
 typedef struct hp_job {
-  long gbs;               /* global batch size, samples */
+  long gbs;               /* global batch size, samples, 1..HP_MAX_GBS */
   hp_schedule schedule;
 } hp_job;
 

@@ -12,10 +12,13 @@ typedef enum {
   HP_SOL_NONE = 0,      /* no plan found, nothing proved ("no-plan") */
   HP_SOL_FEASIBLE,      /* a plan, optimality not proved */
   HP_SOL_OPTIMAL,       /* a plan proved optimal over `space` */
-  HP_SOL_INFEASIBLE     /* proved: no plan of `space` fits */
+  HP_SOL_INFEASIBLE,    /* proved: no plan of `space` fits */
+  HP_SOL_NOFIT          /* a plan, but it does not fit in memory (a solver without a
+                         * memory model, such as amp as published); set by hp_solver_run */
 } hp_sol_status;
 
-/* The plan-file name of a status: "no-plan", "feasible", "optimal", "infeasible". */
+/* The plan-file name of a status: "no-plan", "feasible", "optimal", "infeasible",
+ * "does-not-fit". */
 const char *hp_sol_status_name(hp_sol_status s);
 
 /* What a search covered. Only a result over HP_SPACE_FULL bounds every plan of

@@ -59,13 +59,23 @@ TEST(models_every_bundled_model_fits_its_documented_size)
   hp_diag d = {0};
   hp_model *m = NULL;
   CHECK(hp_model_load("models/llama2-70b.json", &m, &d) == HP_OK);
-  CHECK_NEAR(hp_model_total_params(m), 68976648192.0, 0);
-  CHECK_INT(m->n_layers, 83);
+  {
+    /* Llama 2 70B (Touvron et al. 2023, table 1; the file's transformer block): L = 80,
+     * h = 8192, 64 heads of which 8 for K and V (GQA: K and V are h x 8/64 h = 1024
+     * wide), SwiGLU ffn f = 28672, vocab V = 32000, RMSNorm weights h, untied head.
+     * Per block: Q and O 2 h^2, K and V 2 h 1024, the MLP's three matrices 3 h f, two
+     * norms 2 h; embedding and head V h each; the final norm h. */
+    double h = 8192, L = 80, f = 28672, V = 32000, kv = h * 8 / 64;
+    double block = 2 * h * h + 2 * h * kv + 3 * h * f + 2 * h;
+    CHECK_NEAR(hp_model_total_params(m), L * block + 2 * V * h + h, 0);
+    CHECK_NEAR(L * block + 2 * V * h + h, 68976648192.0, 0);   /* the file's "source" says */
+  }
+  CHECK_INT(m->n_layers, 80 + 3);      /* embedding, 80 blocks, final norm, head */
   hp_model_destroy(&m);
   CHECK(hp_model_load("models/gpt2-amp.json", &m, &d) == HP_OK);
-  CHECK_INT(m->n_layers, 30);
+  CHECK_INT(m->n_layers, 30);          /* AMP's GPT-2: 30 layer entries (seeds digest) */
   hp_model_destroy(&m);
   CHECK(hp_model_load("models/transgan-amp.json", &m, &d) == HP_OK);
-  CHECK_INT(m->n_layers, 56);
+  CHECK_INT(m->n_layers, 56);          /* AMP's TransGAN generator: 56 layer entries */
   hp_model_destroy(&m);
 }

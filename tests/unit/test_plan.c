@@ -73,7 +73,7 @@ TEST(plan_placement_must_be_a_bijection_with_tp_groups_in_a_node)
   CHECK_CONTAINS(fx_plan_error(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 1, \"stages\": ["
                                   "{ \"layers\": [0, 1], \"devices\": [[0], [2]] },"
                                   "{ \"layers\": [2, 3], \"devices\": [[1], [7]] } ] }"),
-                 "stages[1].devices[1][0] = 7: expected a device id in 0..3");
+                 "stages[1].devices[1][0]: expected a device id in 0..3, got 7");
   CHECK_CONTAINS(fx_plan_error(p, "{ \"pp\": 1, \"tp\": 2, \"dp\": 2, \"mbs\": 1, \"stages\": ["
                                   "{ \"layers\": [0, 3], \"devices\": [[0, 2], [1, 3]] } ] }"),
                  "stages[0].devices[0]: the TP group spans nodes 'a' and 'b'");
