@@ -5,6 +5,7 @@
 #   make bench      planning-time benchmark tables (not a test)
 #   make bench-mip  the MIP solvers' bound and gap on 16 to 768 GPUs (not a test, ~25 min)
 #   make bench-quality  the default solver against the baselines, 64 to 4096 GPUs
+#   make bench-mpi  the MIP search under mpirun with 1, 2 and 4 ranks (~35 min)
 #   make check-asan the test suite under AddressSanitizer + UBSan + LeakSanitizer (build/asan/)
 #   make check-valgrind  the unit tests and a few commands under valgrind (build/vg/)
 #   make fuzz       libFuzzer targets of every loader (fuzz/, clang), each run for
@@ -12,8 +13,8 @@
 #   make deps       install the Debian packages the project needs (as root)
 #   make profiler   build/hetplan-profile (Open MPI's mpicc; the GPU parts where CUDA is)
 # Optional parts are switches: CUDA_HOME (the GPU profiler's CUDA, cuBLAS and NCCL, built
-# only where the toolkit is), CUDA_ARCHS, MPICC, BUILD (output folder), XCFLAGS (extra
-# flags).
+# only where the toolkit is), CUDA_ARCHS, MPICC, MPI (0: hetplan without `mpirun -np N`
+# sharing, docs/distributed.md), BUILD (output folder), XCFLAGS (extra flags).
 
 CC       ?= cc
 CFLAGS   ?= -O2 -g
@@ -62,6 +63,16 @@ NVCC       ?= $(CUDA_HOME)/bin/nvcc
 CUDA_ARCHS ?= 75 80 90
 HAVE_MPI   := $(shell command -v $(MPICC) >/dev/null 2>&1 && echo 1 || echo 0)
 HAVE_CUDA  := $(shell test -f $(CUDA_HOME)/include/cuda_runtime.h && test -x $(NVCC) && echo 1 || echo 0)
+# The planner shares `mpirun -np N hetplan plan` among its processes where Open MPI is
+# (cli/team.c built and the program linked with mpicc); MPI=0 leaves that out.
+MPI        ?= $(HAVE_MPI)
+ifeq ($(MPI),1)
+TOOL_LD    := $(MPICC)
+$(BUILD)/cli/team.o: CC := $(MPICC)
+$(BUILD)/cli/team.o: CPPFLAGS += -DHP_HAVE_MPI
+else
+TOOL_LD    := $(CC)
+endif
 PROF_PURE  := $(addprefix profiler/,prof_ops.c prof_stats.c prof_schedule.c prof_device.c prof_write.c)
 PROF_MPI   := $(addprefix profiler/,prof_main.c prof_hosts.c prof_matrix.c)
 ifeq ($(HAVE_CUDA),1)
@@ -81,7 +92,7 @@ PROF_UNIT  := $(BUILD)/prof_units
 NVCCFLAGS  ?= -O2 -std=c++17 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
               -Xcompiler -Wall,-Wextra
 
-.PHONY: all demo test unit profiler bench bench-mip bench-quality check-asan check-valgrind deps clean \
+.PHONY: all demo test unit profiler bench bench-mip bench-mpi bench-quality check-asan check-valgrind deps clean \
         fuzz fuzz-targets
 
 all: $(TOOL) profiler
@@ -96,7 +107,7 @@ $(LIB): $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(TOOL): $(CLI_OBJS) $(LIB)
-	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
+	$(TOOL_LD) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS)
 
 $(UNIT): $(TEST_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS)
@@ -141,6 +152,10 @@ bench: $(BENCH)
 # The MIP certificate's time, bound and gap (about 25 minutes; BENCH_QUICK=1: 30 s).
 bench-mip: $(TOOL)
 	./bench/bench_mip.sh $(TOOL)
+
+# The MIP search shared by 1, 2 and 4 MPI ranks, and the speed-up (about 35 minutes).
+bench-mpi: $(TOOL)
+	./bench/bench_mpi.sh $(TOOL)
 
 # The default solver's plans against every baseline on 64 to 4096 mixed GPUs.
 bench-quality: $(TOOL)

@@ -117,6 +117,14 @@ int cli_coverage(const hp_problem *p, hp_cov_scope scope, const hp_plan *plan,
 void cli_print_coverage(FILE *f, const hp_problem *p, const hp_coverage *c);
 int cli_strict_profile(const hp_problem *p, const hp_coverage *c);
 
+/* The team of processes under mpirun (team.c, docs/distributed.md). cli_team_start joins
+ * it when mpirun started this process with others (0; -1 MPI failed; -2 this build has no
+ * MPI); cli_team is then the team, else NULL (a plain run, exactly as without MPI);
+ * cli_team_end leaves it. */
+int cli_team_start(int *argc, char ***argv);
+const hp_team *cli_team(void);
+void cli_team_end(void);
+
 /* Lowest free fraction of any device's memory, (capacity - M) / capacity. */
 double cli_headroom(const hp_eval *e);
 

@@ -125,6 +125,7 @@ int cmd_plan(int argc, char **argv)
   hp_err err;
   char *text = NULL;
   int interrupted = 0;
+  const hp_team *team;
   int rc = cli_parse(argc, argv, 2, "plan",
                      "model cluster gbs solver schedule profile strict-profile job time-limit "
                      "seed max-work top show-rejected out mem-margin",
@@ -140,6 +141,19 @@ int cmd_plan(int argc, char **argv)
       fprintf(stderr, "hetplan plan: unknown solver '%s' (see 'hetplan solvers')\n", o.solver);
     return EXIT_USAGE;
   }
+  team = cli_team();
+  if (team && team->rank > 0) {
+    /* rank 0 prints and writes; the others search with it (or, for a solver that does not
+     * share its search, leave it to rank 0) and keep quiet */
+    if (!(s->flags & HP_SOLVER_TEAM)) return EXIT_OK_;
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) return EXIT_IO;
+    o.out = NULL;
+    o.top = 1;
+    o.show_rejected = 0;
+  }
+  if (team && team->rank == 0 && !(s->flags & HP_SOLVER_TEAM))
+    fprintf(stderr, "hetplan: solver %s does not share its search: rank 0 runs it alone (glpk "
+            "and cbc share theirs among the %d processes)\n", s->name, team->size);
   if ((rc = cli_check_output(o.out))) return rc;   /* before the search, not after */
   if ((rc = cli_load_problem(&o, "plan", &prob))) return rc;
   hp_result_init(&res);
@@ -154,6 +168,7 @@ int cmd_plan(int argc, char **argv)
   lim.max_work = o.max_work;
   lim.top = o.top;
   lim.keep_rejected = o.show_rejected;
+  if (team && (s->flags & HP_SOLVER_TEAM)) lim.team = team;
   cli_progress_attach(&lim, &pg);
   cli_interrupt_attach(&lim);
   if ((err = hp_solver_run(s, prob, NULL, &lim, &res, &d))) {

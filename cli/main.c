@@ -36,7 +36,7 @@ static const char usage[] =
   "  4 invalid plan, 5 plan does not fit in memory, 6 no plan found, 7 interrupted\n"
   "  (SIGINT/SIGTERM: the best plan so far is written), 8 an output file cannot be written\n";
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
   const char *cmd = argc > 1 ? argv[1] : NULL;
   if (!cmd || !strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
@@ -63,4 +63,25 @@ int main(int argc, char **argv)
   if (!strcmp(cmd, "report")) return cmd_report(argc, argv);
   fprintf(stderr, "hetplan: unknown command '%s'\n\n%s", cmd, usage);
   return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+  int rc = cli_team_start(&argc, &argv);
+  const hp_team *team;
+  if (rc == -2) {
+    fprintf(stderr, "hetplan: started by mpirun with other processes, but this build has no MPI "
+            "(build it where Open MPI is, without MPI=0), or run it without mpirun\n");
+    return EXIT_USAGE;
+  }
+  if (rc) {
+    fprintf(stderr, "hetplan: MPI could not start (under mpirun)\n");
+    return EXIT_ERROR;
+  }
+  team = cli_team();
+  /* only `plan` shares its search; any other command runs on rank 0 alone */
+  if (team && team->rank > 0 && !(argc > 1 && !strcmp(argv[1], "plan"))) rc = EXIT_OK_;
+  else rc = run(argc, argv);
+  cli_team_end();
+  return rc;
 }

@@ -14,7 +14,14 @@
  *      said, the configuration keeps the lower figure and is not pruned.
  * Bounds are the DP's: a configuration is pruned on its DP bound alone. The global bound
  * is the least bound of the configurations left open (and the incumbent); if one was
- * never bounded, there is none, and the result names the configurations left. */
+ * never bounded, there is none, and the result names the configurations left.
+ *
+ * A team (lim->team, hp_team.h: processes under mpirun) shares steps 1, 2 and 4: each
+ * member claims the next item of the phase's counter (configurations in order of promise,
+ * then of bound), prunes against the team's best time, and after each phase the members
+ * merge their figures and plans (sync), so that all hold the same state; step 3 runs on
+ * member 0 alone (it is one annealing), then the plans are merged again. A configuration's
+ * bound is computed once, by one member; every member ends with the same result. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,12 +48,116 @@ typedef struct cert {
   int *disagree;        /* [n] the DP and the MIP disagreed on configuration i */
   double t0;
   const char *phase;
+  const hp_team *team;  /* NULL: a single process */
+  double *scratch;      /* [4 n] for merging */
 } cert;
+
+/* The best plan time known: this process's, or the team's. */
+static double incumbent(const cert *c)
+{
+  double mine = c->out->plan ? c->out->objective : INFINITY;
+  if (c->team) {
+    double all = c->team->best(c->team->ctx, mine);
+    if (all < mine) return all;
+  }
+  return mine;
+}
+
+static int pruned_at(const cert *c, int i, double inc)
+{
+  return c->b[i].done && !c->disagree[i] && isfinite(inc) && c->b[i].bound >= inc * (1 - CERT_TOL);
+}
 
 static int pruned(const cert *c, int i)
 {
-  return c->b[i].done && !c->disagree[i] && c->out->plan &&
-         c->b[i].bound >= c->out->objective * (1 - CERT_TOL);
+  return pruned_at(c, i, c->out->plan ? c->out->objective : INFINITY);
+}
+
+/* --- Merging a team's state (collectives: every member calls each, in the same order). */
+
+/* Every member's best plan offered to every member (in rank order; plans of equal time
+ * are kept by hp_plan_compare, so all end with the same one). */
+static hp_err merge_plans(cert *c, hp_diag *d)
+{
+  const hp_team *t = c->team;
+  long long *mine = NULL;
+  void *all = NULL;
+  long n = 0, *len = hp__calloc((size_t)t->size, sizeof *len);
+  hp_err err = HP_OK;
+  if (!len) return hp_fail(d, HP_NOMEM, "out of memory");
+  if (c->out->plan) {
+    n = hp_plan_packed_words(c->out->plan);
+    if (!(mine = hp__calloc((size_t)n, sizeof *mine))) n = 0;   /* sends nothing; still joins */
+    else hp_plan_pack(c->out->plan, mine);
+  }
+  if (t->gather(t->ctx, mine, n * (long)sizeof *mine, &all, len))
+    err = hp_fail(d, HP_INTERNAL, "team: merging the plans failed");
+  for (long r = 0, at = 0; r < t->size && !err; at += len[r], r++) {
+    hp_plan *pl = NULL;
+    if (r == t->rank || len[r] == 0) continue;
+    if ((err = hp_plan_unpack((const long long *)((const char *)all + at),
+                              len[r] / (long)sizeof(long long), c->prob->model->n_layers, &pl, d)))
+      break;
+    err = hp__score_offer(c->prob, c->lim, pl, c->out, d);
+    hp_plan_destroy(&pl);
+  }
+  free(all);
+  free(mine);
+  free(len);
+  return err;
+}
+
+/* The figures each member computed for the configurations it claimed, and why each
+ * stopped (the furthest-reaching reason: an interrupt anywhere stops all). */
+static hp_err merge_figures(cert *c, hp_diag *d)
+{
+  const hp_team *t = c->team;
+  double *v = c->scratch, st = c->out->stopped;
+  int n = c->n, bad = 0;
+  for (int i = 0; i < n; i++) {
+    v[i] = c->b[i].done;
+    v[n + i] = c->b[i].exact;
+    v[2 * n + i] = c->disagree[i];
+    v[3 * n + i] = c->b[i].done ? c->b[i].bound : INFINITY;
+  }
+  bad |= t->reduce(t->ctx, v, 3L * n, HP_TEAM_MAX);
+  bad |= t->reduce(t->ctx, v + 3L * n, n, HP_TEAM_MIN);
+  bad |= t->reduce(t->ctx, &st, 1, HP_TEAM_MAX);
+  if (bad) return hp_fail(d, HP_INTERNAL, "team: merging the bounds failed");
+  for (int i = 0; i < n; i++) {
+    c->b[i].done = v[i] > 0;
+    c->b[i].exact = v[n + i] > 0;
+    c->disagree[i] = v[2 * n + i] > 0;
+    if (c->b[i].done) c->b[i].bound = v[3 * n + i];
+  }
+  c->out->stopped = (hp_stop)st;
+  return HP_OK;
+}
+
+/* Whether every member says yes (a decision that must be the same on all). */
+static int all_agree(const cert *c, int yes)
+{
+  double v = yes ? 1 : 0;
+  if (!c->team) return yes;
+  if (c->team->reduce(c->team->ctx, &v, 1, HP_TEAM_MIN)) return 0;
+  return v > 0;
+}
+
+/* After a phase: if any member failed, all stop (this one with a message of its own). */
+static hp_err team_check(const cert *c, hp_err err, hp_diag *d)
+{
+  if (!c->team) return err;
+  if (!all_agree(c, err == HP_OK) && !err)
+    err = hp_fail(d, HP_INTERNAL, "team: another process of the search failed");
+  return err;
+}
+
+static hp_err merge_all(void *ctx, hp_diag *d)
+{
+  cert *c = ctx;
+  hp_err err = merge_figures(c, d);
+  hp_err e2 = merge_plans(c, d);
+  return err ? err : e2;
 }
 
 /* The least bound of the configurations left open, the incumbent if all are closed;
@@ -119,7 +230,7 @@ static hp_err solve_mip(cert *c, int i, hp_mip_backend backend, double seconds, 
   if ((err = hp__plan_for(p, &c->cfg[i], &pl, d)) || (err = hp_patterns_build(p, &cl, pl, &pt, d)) ||
       (err = hp_mip_build_pattern(p, &pt, &m, &map, d)))
     goto done;
-  if (cut && c->out->plan) cutoff = c->out->objective / m->obj_scale;
+  if (cut && isfinite(incumbent(c))) cutoff = incumbent(c) / m->obj_scale;
   if ((err = backend(m, NULL, c->lim, seconds, cutoff, &sol, d))) goto done;
   c->out->work++;
   if (sol.x) {
@@ -193,7 +304,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   cert c;
   double budget = lim->time_limit > 0 ? lim->time_limit : MIP_DEFAULT_SECONDS;
   double deadline, *fixed = NULL, bound;
-  int *order = NULL, n_open = 0, n_dis = 0;
+  int *order = NULL, n_open = 0, n_dis = 0, items;
   open_cfg *open = NULL;
   hp_classes cl;
   hp_err err = HP_OK;
@@ -205,6 +316,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   c.name = name;
   c.out = out;
   c.t0 = hp__now();
+  c.team = lim->team && lim->team->size > 1 ? lim->team : NULL;
   deadline = c.t0 + budget;
   c.n = hp__configs(prob, &c.cfg);
   if (c.n < 0) return hp_fail(d, HP_NOMEM, "out of memory");
@@ -212,11 +324,31 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   c.b = hp__calloc((size_t)c.n + 1, sizeof *c.b);
   c.disagree = hp__calloc((size_t)c.n + 1, sizeof *c.disagree);
   open = hp__calloc((size_t)c.n + 1, sizeof *open);
-  if (!fixed || !c.b || !c.disagree || !open) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  c.scratch = hp__calloc(4 * (size_t)c.n + 1, sizeof *c.scratch);
+  /* a member out of memory cannot leave the team waiting: this is the one place it may
+   * fail alone, before any collective (and then MPI's own error handling ends the job) */
+  if (!fixed || !c.b || !c.disagree || !open || !c.scratch) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
 
   /* 1. incumbents, within a quarter of the time */
   c.phase = "heuristics";
-  if ((err = hp__seed_heuristics(prob, c.cfg, c.n, lim, c.t0 + budget / 4, out, fixed, d))) goto done;
+  if (!c.team) {
+    if ((err = hp__seed_heuristics(prob, c.cfg, c.n, lim, c.t0 + budget / 4, out, fixed, d))) goto done;
+  } else {
+    items = hp__seed_items(c.n);
+    for (int i = 0; i < c.n; i++) fixed[i] = INFINITY;
+    for (int k = 0; !err; k++) {
+      long item = c.team->claim(c.team->ctx, HP_CTR_SEEDS);
+      if (item >= items || (k > 0 && hp__should_stop(lim, c.t0 + budget / 4, out))) break;
+      err = hp__seed_item(prob, c.cfg, c.n, lim, c.t0 + budget / 4, out, fixed, (int)item, d);
+      if (out->plan) c.team->best(c.team->ctx, out->objective);
+    }
+    /* joined whatever happened above */
+    if (c.team->reduce(c.team->ctx, fixed, c.n, HP_TEAM_MIN) && !err)
+      err = hp_fail(d, HP_INTERNAL, "team: merging the fixed-placement figures failed");
+    if (!err) err = merge_plans(&c, d);
+    else merge_plans(&c, d);
+    if ((err = team_check(&c, err, d))) goto done;
+  }
   out->stopped = HP_STOP_NONE;     /* the heuristics' own limit is not the search's */
   if (lim->stop && *lim->stop) out->stopped = HP_STOP_INTERRUPT;
   report(&c, 0);
@@ -225,13 +357,22 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   c.phase = "pattern bounds";
   if (!(order = hp__promise_order(fixed, c.n))) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   if ((err = hp_classes_build(prob, HP_PATTERN_MAX_CLASSES, &cl, d)) ||
-      (err = hp__pattern_pass(prob, &cl, c.cfg, order, c.n, lim, deadline, out, c.b, step, &c, d)))
+      (err = hp__pattern_pass(prob, &cl, c.cfg, order, c.n, lim, deadline, out, c.b, step, &c,
+                              c.team ? merge_all : NULL, d)) ||
+      (err = team_check(&c, err, d)))
     goto done;
 
   /* 3. a short annealing from the incumbent, if some configuration is still open */
-  if (!hp__should_stop(lim, deadline, out) && !(global_bound(&c) >= (out->plan ? out->objective : INFINITY) * (1 - CERT_TOL))) {
+  if (all_agree(&c, !hp__should_stop(lim, deadline, out) &&
+                     !(global_bound(&c) >= (out->plan ? out->objective : INFINITY) * (1 - CERT_TOL)))) {
     c.phase = "annealing";
-    if ((err = anneal(&c, fmin(budget / 10, (deadline - hp__now()) / 4), d))) goto done;
+    if (!c.team || c.team->rank == 0) err = anneal(&c, fmin(budget / 10, (deadline - hp__now()) / 4), d);
+    if (c.team) {                      /* member 0's annealing, to all */
+      hp_err e2 = merge_plans(&c, d);
+      if (!err) err = e2;
+      err = team_check(&c, err, d);
+    }
+    if (err) goto done;
     report(&c, c.n);
   }
 
@@ -240,17 +381,30 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   for (int i = 0; i < c.n; i++)
     if (c.b[i].done && isfinite(c.b[i].bound)) open[n_open++] = (open_cfg){ c.b[i].bound, i };
   qsort(open, (size_t)n_open, sizeof *open, by_bound);
-  for (int q = 0; q < n_open && !err; q++) {
+  for (int q0 = 0; q0 < n_open && !err; q0++) {
+    int q = c.team ? (int)c.team->claim(c.team->ctx, HP_CTR_MIPS) : q0;
+    if (q >= n_open) break;
     int i = open[q].i, todo = 0;
-    double left = deadline - hp__now();
-    if (q > 0 && pruned(&c, i)) continue;
+    double left = deadline - hp__now(), inc = incumbent(&c);
+    if (q > 0 && pruned_at(&c, i, inc)) continue;
     if (hp__should_stop(lim, deadline, out) || left < MIP_MIN_SECONDS) break;
-    for (int k = q; k < n_open; k++) todo += k == q || !pruned(&c, open[k].i);
+    for (int k = q; k < n_open; k++) todo += k == q || !pruned_at(&c, open[k].i, inc);
+    if (c.team) todo = (todo + c.team->size - 1) / c.team->size;
     /* the MIPs check the bounds and offer plans, but bound nothing themselves: they get
      * a share, not the whole of what is left */
     double share = fmin(q == 0 ? left / 2 : left / todo, fmax(10, budget / 10));
     err = solve_mip(&c, i, backend, fmax(MIP_MIN_SECONDS, share), q > 0, deadline, d);
+    if (c.team && out->plan) c.team->best(c.team->ctx, out->objective);
     report(&c, q + 1);
+  }
+  if (c.team) {                        /* joined whatever happened above */
+    hp_err e2 = merge_all(&c, d);
+    double w = (double)out->work;
+    if (!err) err = e2;
+    if (c.team->reduce(c.team->ctx, &w, 1, HP_TEAM_SUM) && !err)
+      err = hp_fail(d, HP_INTERNAL, "team: merging the work counts failed");
+    out->work = (long)w;
+    err = team_check(&c, err, d);
   }
   if (err) goto done;
 
@@ -280,5 +434,6 @@ done:
   free(fixed);
   free(order);
   free(open);
+  free(c.scratch);
   return err;
 }

@@ -7,16 +7,32 @@
 
 #include "search.h"
 
+/* The incumbent a configuration's DP must beat: this process's best, or the team's. */
+static double cutoff_now(const hp_team *team, const hp_result *out)
+{
+  double mine = out->plan ? out->objective : INFINITY;
+  if (team) {
+    double all = team->best(team->ctx, mine);
+    if (all < mine) return all;
+  }
+  return mine;
+}
+
 hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_config *cfg,
                         const int *order, int n, const hp_limits *lim, double deadline,
                         hp_result *out, hp_cfg_bound *b, hp_step_fn step, void *step_ctx,
-                        hp_diag *d)
+                        hp_sync_fn sync, hp_diag *d)
 {
+  const hp_team *team = sync && lim->team && lim->team->size > 1 ? lim->team : NULL;
   hp_err err = HP_OK;
   /* two rounds: first each configuration gets a few times its share of the time left,
-   * so that none starves the rest; then those cut short share what is left */
-  for (int round = 0; round < 2 && !err; round++)
-  for (int q = 0; q < n && !err; q++) {
+   * so that none starves the rest; then those cut short share what is left. A team
+   * claims the configurations one at a time, in the same order, and merges its figures
+   * (sync) after each round. */
+  for (int round = 0; round < 2 && (!err || team); round++) {
+  for (int q0 = 0; q0 < n && !err; q0++) {
+    int q = team ? (int)team->claim(team->ctx, HP_CTR_PATTERN + round) : q0;
+    if (q >= n) break;
     int i = order ? order[q] : q, found = 0;
     hp_plan *pl = NULL;
     hp_patterns pt;
@@ -26,10 +42,11 @@ hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_conf
     if (hp__should_stop(lim, deadline, out)) break;
     int todo = 0;
     for (int k = q; k < n; k++) todo += !b[order ? order[k] : k].done;
+    if (team) todo = (todo + team->size - 1) / team->size;   /* shared among the team */
     if ((err = hp__plan_for(p, &cfg[i], &pl, d))) break;
     if ((err = hp_patterns_build(p, cl, pl, &pt, d))) { hp_plan_destroy(&pl); break; }
     hp__pat_opts_init(&o);
-    o.cutoff = out->plan ? out->objective : INFINITY;
+    o.cutoff = cutoff_now(team, out);
     o.deadline = deadline;
     if (round == 0 && isfinite(deadline))
       o.deadline = fmin(deadline, hp__now() + fmax(1.0, 4 * (deadline - hp__now()) / todo));
@@ -47,7 +64,14 @@ hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_conf
     }
     hp_patterns_release(&pt);
     hp_plan_destroy(&pl);
+    if (team && !err && out->plan) team->best(team->ctx, out->objective);
     if (step) step(step_ctx, q + 1);
+  }
+  /* every member reaches this after each round, stopped or not, errors included */
+  if (sync) {
+    hp_err e2 = sync(step_ctx, d);
+    if (!err) err = e2;
+  }
   }
   return err;
 }

@@ -184,10 +184,18 @@ typedef struct hp_cfg_bound {
  * found below it into a plan offered to `out`. Stops at the deadline or lim->stop
  * (recorded in out->stopped). `step` (may be NULL) is called after each. */
 typedef void (*hp_step_fn)(void *ctx, int done);
+/* With a team of more than one (lim->team), the members claim the positions q from
+ * counter HP_CTR_PATTERN + round, prune against the team's best, and call `sync` (with
+ * step_ctx; a collective that merges b[] and the plans) after each of the two rounds,
+ * whatever happened in it. `sync` may be NULL without a team. */
+typedef hp_err (*hp_sync_fn)(void *ctx, hp_diag *d);
 hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_config *cfg,
                         const int *order, int n, const hp_limits *lim, double deadline,
                         hp_result *out, hp_cfg_bound *b, hp_step_fn step, void *step_ctx,
-                        hp_diag *d);
+                        hp_sync_fn sync, hp_diag *d);
+
+/* The team counters of the MIP search (hp_team.h): one per phase and round. */
+enum { HP_CTR_SEEDS = 0, HP_CTR_PATTERN = 1 /* and 2 */, HP_CTR_MIPS = 3 };
 
 /* Plans of the fast heuristics (seed.c): the layer DP of every configuration under both
  * fixed placements, and the baselines (hethub, dhondt, megatron, megatron-params,
@@ -195,6 +203,12 @@ hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_conf
  * best fixed-placement DP figure (INFINITY if none fits), an order for later passes. */
 hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
                            double deadline, hp_result *out, double *fixed_obj, hp_diag *d);
+/* The same work as items 0 .. hp__seed_items(n) - 1, one at a time (for a team): item i < n
+ * is configuration i under both fixed placements (fixed_obj[i] set), the rest the
+ * baselines in turn. */
+int hp__seed_items(int n);
+hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
+                     double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d);
 
 /* Indices 0..n-1 ordered by fixed_obj ascending (ties by index); malloc'd, NULL out of
  * memory (solver_dp.c). */

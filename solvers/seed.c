@@ -54,29 +54,45 @@ static hp_err split_fixed(void *ctx, int i, int variant, hp_plan *pl, hp_diag *d
   return err;
 }
 
+static const char *const baselines[] = { "hethub", "dhondt", "megatron", "megatron-params",
+                                         "pipette", "amp", "osdp" };
+#define N_BASELINES ((int)(sizeof baselines / sizeof *baselines))
+
+int hp__seed_items(int n) { return n + N_BASELINES; }
+
+hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
+                     double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d)
+{
+  hp_err err = HP_OK;
+  if (item < n) {                       /* configuration `item` under both fixed placements */
+    sweep sw = { p, lim, out, fixed_obj ? fixed_obj + item : NULL, deadline };
+    return hp__each_fixed_placement(p, cfg + item, 1, lim, deadline, out, split_fixed, &sw, d);
+  }
+  const hp_solver *s = item - n < N_BASELINES ? hp_solver_find(baselines[item - n]) : NULL;
+  hp_limits l = *lim;
+  hp_result r;
+  double left = deadline - hp__now();
+  if (!s) return HP_OK;
+  l.top = 1;
+  l.keep_rejected = 0;
+  l.progress = NULL;
+  l.max_work = 0;
+  l.team = NULL;
+  l.time_limit = isfinite(left) ? left : 0;
+  hp_result_init(&r);
+  if (s->solve(p, NULL, &l, &r, d) == HP_OK && r.plan) err = hp__score_offer(p, lim, r.plan, out, d);
+  hp_result_release(&r);
+  return err;
+}
+
 hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
                            double deadline, hp_result *out, double *fixed_obj, hp_diag *d)
 {
-  static const char *const baselines[] = { "hethub", "dhondt", "megatron", "megatron-params",
-                                           "pipette", "amp", "osdp" };
-  sweep sw = { p, lim, out, fixed_obj, deadline };
-  hp_err err;
+  hp_err err = HP_OK;
   for (int i = 0; fixed_obj && i < n; i++) fixed_obj[i] = INFINITY;
-  if ((err = hp__each_fixed_placement(p, cfg, n, lim, deadline, out, split_fixed, &sw, d))) return err;
-  for (unsigned b = 0; b < sizeof baselines / sizeof *baselines && !err; b++) {
-    const hp_solver *s = hp_solver_find(baselines[b]);
-    hp_limits l = *lim;
-    hp_result r;
-    double left = deadline - hp__now();
-    if (!s || hp__should_stop(lim, deadline, out)) break;
-    l.top = 1;
-    l.keep_rejected = 0;
-    l.progress = NULL;
-    l.max_work = 0;
-    l.time_limit = isfinite(left) ? left : 0;
-    hp_result_init(&r);
-    if (s->solve(p, NULL, &l, &r, d) == HP_OK && r.plan) err = hp__score_offer(p, lim, r.plan, out, d);
-    hp_result_release(&r);
+  for (int item = 0; item < hp__seed_items(n) && !err; item++) {
+    if (item > 0 && hp__should_stop(lim, deadline, out)) break;
+    err = hp__seed_item(p, cfg, n, lim, deadline, out, fixed_obj, item, d);
   }
   return err;
 }

@@ -149,6 +149,6 @@ const hp_solver hp_solver_cbc = {
   .name = "cbc",
   .desc = "certificate with CBC: the pattern DP bounds every configuration over all "
           "placements, the pattern program checks it and gives plans (docs/formulation.md)",
-  .flags = HP_SOLVER_BOUND,
+  .flags = HP_SOLVER_BOUND | HP_SOLVER_TEAM,
   .solve = cbc_solve,
 };

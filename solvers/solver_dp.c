@@ -57,7 +57,7 @@ static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   if ((err = hp__seed_heuristics(prob, cfg, n, lim, deadline, out, fixed, d))) goto done;
   if (!(order = hp__promise_order(fixed, n))) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   if ((err = hp_classes_build(prob, HP_PATTERN_MAX_CLASSES, &cl, d))) goto done;
-  err = hp__pattern_pass(prob, &cl, cfg, order, n, lim, deadline, out, b, NULL, NULL, d);
+  err = hp__pattern_pass(prob, &cl, cfg, order, n, lim, deadline, out, b, NULL, NULL, NULL, d);
 done:
   hp_classes_release(&cl);
   free(cfg);

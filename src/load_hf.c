@@ -165,6 +165,9 @@ hp_err hp__hf_read(ju_ctx *c, const cJSON *root, const hp_hf_opts *opts, hp_hf_m
 
   if ((err = hf_int(c, root, k_hidden, 1, 0, 1, &hidden, NULL))) return err;
   if ((err = hf_int(c, root, k_layers, 1, 0, 1, &layers, NULL))) return err;
+  if (layers > HP_MAX_LAYERS - 3)
+    return hp_fail(c->d, HP_PARSE, "%s: %ld transformer blocks: more than the %ld layers a "
+                   "model may have (docs/limits.md)", c->file, layers, HP_MAX_LAYERS);
   if ((err = hf_int(c, root, k_heads, 1, 0, 1, &heads, NULL))) return err;
   if ((err = hf_int(c, root, k_kv, 0, heads, 1, &kv, NULL))) return err;
   if ((err = hf_int(c, root, k_ffn, st->family == HP_TF_LLAMA, 0, 1, &ffn, NULL))) return err;

@@ -93,7 +93,7 @@ void hp_result_release(hp_result *r)
   hp_result_init(r);
 }
 
-/* Inserts into a list sorted by time, keeping at most k entries. */
+/* Inserts into a list sorted by time, then by hp_plan_compare, keeping at most k entries. */
 static hp_err rank_insert(hp_ranked **list, int *n, int k, const hp_plan *pl,
                           const hp_eval *e, hp_diag *d)
 {
@@ -101,7 +101,10 @@ static hp_err rank_insert(hp_ranked **list, int *n, int k, const hp_plan *pl,
   hp_plan *copy = NULL;
   hp_err err;
   if (k < 1) return HP_OK;
-  while (at > 0 && (*list)[at - 1].time > e->iteration_time) at--;
+  while (at > 0 && ((*list)[at - 1].time > e->iteration_time ||
+                    ((*list)[at - 1].time == e->iteration_time &&
+                     hp_plan_compare((*list)[at - 1].plan, pl) > 0)))
+    at--;
   if (at >= k) return HP_OK;
   if (!*list && !(*list = hp__calloc((size_t)k, sizeof **list)))
     return hp_fail(d, HP_NOMEM, "out of memory");
@@ -121,7 +124,9 @@ hp_err hp_result_offer(hp_result *r, const hp_limits *lim, const hp_plan *plan,
   if (!e->feasible)
     return lim->keep_rejected ? rank_insert(&r->rejected, &r->n_rejected, k, plan, e, d) : HP_OK;
   if ((err = rank_insert(&r->top, &r->n_top, k, plan, e, d))) return err;
-  if (e->iteration_time < r->objective) {
+  /* equal times: the lesser plan in hp_plan_compare's order, whatever the order met */
+  if (e->iteration_time < r->objective ||
+      (e->iteration_time == r->objective && r->plan && hp_plan_compare(plan, r->plan) < 0)) {
     hp_plan_destroy(&r->plan);
     if ((err = hp_plan_copy(&r->plan, plan, d))) return err;
     r->objective = e->iteration_time;

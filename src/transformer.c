@@ -53,6 +53,9 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   int n = t->layers + 3;
   hp_layer *L;
 
+  if (t->layers > HP_MAX_LAYERS - 3)
+    return hp_fail(d, HP_INVAL, "transformer: layers: %d blocks make more than the %ld layers "
+                   "a model may have (docs/limits.md)", t->layers, HP_MAX_LAYERS);
   if (t->layers < 1 || t->hidden < 1 || t->heads < 1 || t->seq < 1 || t->vocab < 1)
     return hp_fail(d, HP_INVAL, "transformer: layers, hidden, heads, seq and vocab must be "
                    "positive");

@@ -28,6 +28,7 @@ run layers ./tests/layers/check_layers.sh "$build"
 run cli env HETPLAN="$build/hetplan" ./tests/cli/test_cli.sh
 run users env HETPLAN="$build/hetplan" ./tests/cli/test_users.sh
 run readme env HETPLAN="$build/hetplan" ./tests/cli/test_readme.sh
+run mpi env HETPLAN="$build/hetplan" ./tests/cli/test_mpi.sh
 run profiler ./tests/profiler/test_profiler.sh "$build"
 [ "$skipped" -gt 0 ] && echo "$skipped skipped (not counted as passed)"
 echo "$passed passed, $failed failed"

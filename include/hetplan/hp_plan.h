@@ -54,6 +54,20 @@ void hp_plan_split_even(hp_plan *plan);
  * and returns buf. */
 char *hp_plan_describe(const hp_plan *plan, char *buf, unsigned long n);
 
+/* A total order on plans (plan_pack.c): degrees, micro-batch, schedule, stage starts,
+ * devices, recompute, sharding, compared in that order; < 0, 0 or > 0. Plans of equal
+ * time are kept by this order (hp_result_offer), so the plan a search returns does not
+ * depend on the order in which it met them. */
+int hp_plan_compare(const hp_plan *a, const hp_plan *b);
+
+/* A plan as 64-bit integers, for sending to another process (plan_pack.c): the count of
+ * hp_plan_pack's words for `p`; hp_plan_pack writes them; hp_plan_unpack reads words
+ * 0 .. n-1 back into a new plan, checking every count against n and the problem's shape
+ * (HP_PLAN when they do not hold: a truncated or foreign message). */
+long hp_plan_packed_words(const hp_plan *p);
+void hp_plan_pack(const hp_plan *p, long long *w);
+hp_err hp_plan_unpack(const long long *w, long n, int n_layers, hp_plan **out, hp_diag *d);
+
 static inline int hp_stage_last(const hp_plan *p, int s) { return p->first[s + 1] - 1; }
 
 #endif

@@ -73,6 +73,9 @@ typedef struct hp_limits {
    * its next check and returns its best so far, with stopped = HP_STOP_INTERRUPT */
   const volatile sig_atomic_t *stop;
   void *progress_ctx;
+  /* may be NULL: processes that search together (hp_team.h); solvers that do not use a
+   * team ignore it, and every process then runs the whole search */
+  const struct hp_team *team;
 } hp_limits;
 
 void hp_limits_init(hp_limits *lim);
@@ -112,7 +115,9 @@ char *hp_result_no_plan_text(const hp_result *r, char *buf, unsigned long n);
 int hp_result_proves_none_fits(const hp_result *r);
 /* Offers a scored plan to the result: keeps a copy if it ranks among the best `top`
  * fitting (or rejected) plans, and keeps `plan`/`objective`/`status` on the best that
- * fits. Solvers with an outer loop call it for every candidate. */
+ * fits; plans of equal time are ordered by hp_plan_compare, so that what is kept does
+ * not depend on the order of the offers. Solvers with an outer loop call it for every
+ * candidate. */
 hp_err hp_result_offer(hp_result *r, const hp_limits *lim, const hp_plan *plan,
                        const hp_eval *e, hp_diag *d);
 void hp_result_release(hp_result *r);

@@ -9,7 +9,8 @@
 
 enum {
   HP_SOLVER_EXACT = 1u << 0,   /* returns a proved optimum over its space */
-  HP_SOLVER_BOUND = 1u << 1    /* reports a lower bound */
+  HP_SOLVER_BOUND = 1u << 1,   /* reports a lower bound */
+  HP_SOLVER_TEAM = 1u << 2     /* shares its search with a team (hp_limits.team, hp_team.h) */
 };
 
 typedef struct hp_solver {

@@ -123,3 +123,81 @@ TEST(plan_json_round_trips_through_the_writer)
   hp_plan_destroy(&b);
   hp_problem_destroy(&p);
 }
+
+/* Plans travel between the processes of a team as integers (plan_pack.c): the round trip
+ * gives an equal plan (hp_plan_compare 0, and field by field), and a message cut short,
+ * padded, or of another model's layer count is refused with a message, not read. */
+TEST(plan_pack_round_trips_and_refuses_foreign_messages)
+{
+  hp_problem *p = tiny();
+  hp_plan *a = fx_plan(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 2, " STAGES2
+                          ", \"sharding\": [\"dp\", \"zdp\", \"dp\", \"zdp\"] }");
+  hp_plan *b = NULL;
+  hp_diag d = {0};
+  long n = hp_plan_packed_words(a);
+  long long *w = calloc((size_t)n + 1, sizeof *w);
+  CHECK(w != NULL);
+  a->recompute[1] = 1;
+  /* 7 header words, pp + 1 stage starts, pp dp tp devices, pp flags, 4 layer flags */
+  CHECK_INT(n, 7 + 3 + 4 + 2 + 4);
+  hp_plan_pack(a, w);
+  CHECK(hp_plan_unpack(w, n, 4, &b, &d) == HP_OK);
+  CHECK_INT(hp_plan_compare(a, b), 0);
+  CHECK_INT(b->gas, a->gas);
+  CHECK_INT(b->recompute[1], 1);
+  CHECK_INT(b->zdp[3], 1);
+  CHECK_INT(b->dev[HP_SLOT(b, 1, 1, 0)], 3);
+  hp_plan_destroy(&b);
+  CHECK(hp_plan_unpack(w, n - 1, 4, &b, &d) == HP_PLAN);
+  CHECK_CONTAINS(d.msg, "plan message: 19 words where its header asks for 20");
+  CHECK(hp_plan_unpack(w, n, 5, &b, &d) == HP_PLAN);
+  CHECK(b == NULL);
+  w[0] = 1000000;
+  CHECK(hp_plan_unpack(w, n, 4, &b, &d) == HP_PLAN);
+  free(w);
+  hp_plan_destroy(&a);
+  hp_problem_destroy(&p);
+}
+
+/* Two plans of equal time: whichever order they are offered in, the result keeps the
+ * lesser in hp_plan_compare's order, as its plan and first in its ranking; so a team's
+ * members, which meet the plans in different orders, end with the same. The two plans
+ * here are mirror placements of the same stages on identical devices (equal time). */
+TEST(result_keeps_the_same_plan_of_equal_time_whatever_the_order)
+{
+  hp_problem *p = tiny();
+  hp_plan *a = fx_plan(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 2, "
+                          "\"stages\": [ { \"layers\": [0, 1], \"devices\": [[0], [1]] },"
+                          "{ \"layers\": [2, 3], \"devices\": [[2], [3]] } ] }");
+  hp_plan *b = fx_plan(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 2, "
+                          "\"stages\": [ { \"layers\": [0, 1], \"devices\": [[1], [0]] },"
+                          "{ \"layers\": [2, 3], \"devices\": [[3], [2]] } ] }");
+  hp_eval ea = {0}, eb = {0};
+  hp_diag d = {0};
+  hp_limits lim;
+  hp_result r1, r2;
+  hp_limits_init(&lim);
+  lim.top = 2;
+  CHECK(hp_evaluate(p, a, &ea, &d) == HP_OK);
+  CHECK(hp_evaluate(p, b, &eb, &d) == HP_OK);
+  CHECK(ea.iteration_time == eb.iteration_time);   /* the premise: a true tie */
+  CHECK(hp_plan_compare(a, b) < 0);                 /* device 0 before device 1 */
+  hp_result_init(&r1);
+  hp_result_init(&r2);
+  CHECK(hp_result_offer(&r1, &lim, a, &ea, &d) == HP_OK);
+  CHECK(hp_result_offer(&r1, &lim, b, &eb, &d) == HP_OK);
+  CHECK(hp_result_offer(&r2, &lim, b, &eb, &d) == HP_OK);
+  CHECK(hp_result_offer(&r2, &lim, a, &ea, &d) == HP_OK);
+  CHECK_INT(hp_plan_compare(r1.plan, a), 0);
+  CHECK_INT(hp_plan_compare(r2.plan, a), 0);
+  CHECK_INT(r2.n_top, 2);
+  CHECK_INT(hp_plan_compare(r2.top[0].plan, a), 0);
+  CHECK_INT(hp_plan_compare(r2.top[1].plan, b), 0);
+  hp_result_release(&r1);
+  hp_result_release(&r2);
+  hp_eval_release(&ea);
+  hp_eval_release(&eb);
+  hp_plan_destroy(&a);
+  hp_plan_destroy(&b);
+  hp_problem_destroy(&p);
+}
