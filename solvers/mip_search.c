@@ -20,8 +20,9 @@
  * member claims the next item of the phase's counter (configurations in order of promise,
  * then of bound), prunes against the team's best time, and after each phase the members
  * merge their figures and plans (sync), so that all hold the same state; step 3 runs on
- * member 0 alone (it is one annealing), then the plans are merged again. A configuration's
- * bound is computed once, by one member; every member ends with the same result. */
+ * member 0 alone (it is one annealing) while the others start on step 4. A
+ * configuration's bound is computed once, by one member; every member ends with the same
+ * result. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -319,15 +320,19 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   c.team = lim->team && lim->team->size > 1 ? lim->team : NULL;
   deadline = c.t0 + budget;
   c.n = hp__configs(prob, &c.cfg);
-  if (c.n < 0) return hp_fail(d, HP_NOMEM, "out of memory");
+  if (c.n < 0) {
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+    c.n = 0;
+  }
   fixed = hp__calloc((size_t)c.n + 1, sizeof *fixed);
   c.b = hp__calloc((size_t)c.n + 1, sizeof *c.b);
   c.disagree = hp__calloc((size_t)c.n + 1, sizeof *c.disagree);
   open = hp__calloc((size_t)c.n + 1, sizeof *open);
   c.scratch = hp__calloc(4 * (size_t)c.n + 1, sizeof *c.scratch);
-  /* a member out of memory cannot leave the team waiting: this is the one place it may
-   * fail alone, before any collective (and then MPI's own error handling ends the job) */
-  if (!fixed || !c.b || !c.disagree || !open || !c.scratch) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  /* a member that fails never leaves the others waiting in a collective: every failure
+   * from here on is agreed on (team_check) at the end of its phase */
+  if (!err && (!fixed || !c.b || !c.disagree || !open || !c.scratch)) err = hp_fail(d, HP_NOMEM, "out of memory");
+  if ((err = team_check(&c, err, d))) goto done;
 
   /* 1. incumbents, within a quarter of the time */
   c.phase = "heuristics";
@@ -355,24 +360,26 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
 
   /* 2. the pattern bound of every configuration, most promising first */
   c.phase = "pattern bounds";
-  if (!(order = hp__promise_order(fixed, c.n))) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-  if ((err = hp_classes_build(prob, HP_PATTERN_MAX_CLASSES, &cl, d)) ||
-      (err = hp__pattern_pass(prob, &cl, c.cfg, order, c.n, lim, deadline, out, c.b, step, &c,
-                              c.team ? merge_all : NULL, d)) ||
-      (err = team_check(&c, err, d)))
-    goto done;
+  if (!(order = hp__promise_order(fixed, c.n))) err = hp_fail(d, HP_NOMEM, "out of memory");
+  if (!err) err = hp_classes_build(prob, HP_PATTERN_MAX_CLASSES, &cl, d);
+  if (!err) {
+    err = hp__pattern_pass(prob, &cl, c.cfg, order, c.n, lim, deadline, out, c.b, step, &c,
+                           c.team ? merge_all : NULL, d);
+  } else if (c.team) {                 /* the pass's two merges, joined all the same */
+    merge_all(&c, d);
+    merge_all(&c, d);
+  }
+  if ((err = team_check(&c, err, d))) goto done;
 
   /* 3. a short annealing from the incumbent, if some configuration is still open */
   if (all_agree(&c, !hp__should_stop(lim, deadline, out) &&
                      !(global_bound(&c) >= (out->plan ? out->objective : INFINITY) * (1 - CERT_TOL)))) {
     c.phase = "annealing";
+    /* a team: member 0 anneals while the others start on step 4; its plan reaches them
+     * through the shared best time at once and as a plan in the merge after step 4 */
     if (!c.team || c.team->rank == 0) err = anneal(&c, fmin(budget / 10, (deadline - hp__now()) / 4), d);
-    if (c.team) {                      /* member 0's annealing, to all */
-      hp_err e2 = merge_plans(&c, d);
-      if (!err) err = e2;
-      err = team_check(&c, err, d);
-    }
-    if (err) goto done;
+    if (c.team && !err && out->plan) c.team->best(c.team->ctx, out->objective);
+    if (err && !c.team) goto done;
     report(&c, c.n);
   }
 
