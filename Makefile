@@ -219,11 +219,11 @@ fuzz:
 	./fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-targets: $(FUZZ_TARGETS:%=$(BUILD)/fuzz-%)
-.SECONDARY: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%.o)
 
-$(BUILD)/fuzz/%.o: CPPFLAGS += -DHPFZ_ROOT='"$(CURDIR)"'
-$(BUILD)/fuzz-%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/fuzz_bodies.o $(LIB)
-	$(CC) $(CFLAGS) $(XCFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+# one binary per target from fuzz/fuzz_target.c, its body named by HPFZ_BODY
+$(BUILD)/fuzz-%: fuzz/fuzz_target.c fuzz/fuzz_bodies.h $(BUILD)/fuzz/fuzz_bodies.o $(LIB)
+	$(CC) $(CPPFLAGS) -DHPFZ_ROOT='"$(CURDIR)"' -DHPFZ_BODY=hpfz_$* $(WARN) $(CFLAGS) $(XCFLAGS) \
+	  -fsanitize=fuzzer -o $@ $< $(BUILD)/fuzz/fuzz_bodies.o $(LIB) $(LDLIBS)
 
 clean:
 	rm -rf build

@@ -1,6 +1,6 @@
 /* fuzz_bodies.h -- what the fuzz targets do with one input, shared by the libFuzzer
- * targets (fuzz/fuzz_*.c) and the replay test of `make test` (tests/unit/test_fuzz_replay.c),
- * so that an input kept as a regression runs exactly as the fuzzer ran it. Each body parses
+ * targets (fuzz/fuzz_target.c, one binary per body) and the replay test of `make test`
+ * (tests/unit/test_fuzz_replay.c), so that an input kept as a regression runs exactly as the fuzzer ran it. Each body parses
  * the bytes with the normal loader and, when they load, uses the result the way the
  * command does (bind a problem, evaluate, simulate, write JSON, a cheap solver). Each
  * returns 1 when the input loaded, 0 when the loader refused it, -1 when a loader refused
