@@ -146,8 +146,7 @@ int cmd_plan(int argc, char **argv)
     /* rank 0 prints and writes; the others search with it (or, for a solver that does not
      * share its search, leave it to rank 0) and keep quiet */
     if (!(s->flags & HP_SOLVER_TEAM)) return EXIT_OK_;
-    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) return EXIT_IO;
-    o.out = NULL;
+    o.out = NULL;                      /* its stdout and stderr are /dev/null (main.c) */
     o.top = 1;
     o.show_rejected = 0;
   }

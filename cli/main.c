@@ -79,9 +79,16 @@ int main(int argc, char **argv)
     return EXIT_ERROR;
   }
   team = cli_team();
-  /* only `plan` shares its search; any other command runs on rank 0 alone */
-  if (team && team->rank > 0 && !(argc > 1 && !strcmp(argv[1], "plan"))) rc = EXIT_OK_;
-  else rc = run(argc, argv);
+  /* rank 0 speaks for the team: the others print nothing (they read the same inputs, so
+   * any error they meet, rank 0 meets and prints too); only `plan` shares its search, any
+   * other command runs on rank 0 alone */
+  if (team && team->rank > 0 &&
+      (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)))
+    rc = EXIT_IO;
+  else if (team && team->rank > 0 && !(argc > 1 && !strcmp(argv[1], "plan")))
+    rc = EXIT_OK_;
+  else
+    rc = run(argc, argv);
   cli_team_end();
   return rc;
 }

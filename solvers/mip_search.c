@@ -83,9 +83,11 @@ static hp_err merge_plans(cert *c, hp_diag *d)
   const hp_team *t = c->team;
   long long *mine = NULL;
   void *all = NULL;
-  long n = 0, *len = hp__calloc((size_t)t->size, sizeof *len);
+  /* the counts on the stack up to 1024 members: this collective must be joined even out
+   * of memory (a member that sends nothing still joins) */
+  long n = 0, few[1024], *len = t->size <= 1024 ? few : hp__calloc((size_t)t->size, sizeof *len);
   hp_err err = HP_OK;
-  if (!len) return hp_fail(d, HP_NOMEM, "out of memory");
+  if (!len) return hp_fail(d, HP_NOMEM, "out of memory for a team of %d", t->size);
   if (c->out->plan) {
     n = hp_plan_packed_words(c->out->plan);
     if (!(mine = hp__calloc((size_t)n, sizeof *mine))) n = 0;   /* sends nothing; still joins */
@@ -104,7 +106,7 @@ static hp_err merge_plans(cert *c, hp_diag *d)
   }
   free(all);
   free(mine);
-  free(len);
+  if (len != few) free(len);
   return err;
 }
 
