@@ -33,7 +33,9 @@ static void progress_stderr(void *ctx, const hp_progress *p)
           p->done, p->total);
   if (isfinite(p->incumbent)) fprintf(stderr, "%.6f", p->incumbent);
   else fprintf(stderr, "none");
-  if (isfinite(p->bound) && isfinite(p->incumbent))
+  if (isnan(p->bound))                       /* a solver that claims no bound */
+    fputc('\n', stderr);
+  else if (isfinite(p->bound) && isfinite(p->incumbent))
     fprintf(stderr, "  bound %.6f  gap %.2f%%\n", p->bound,
             100 * (p->incumbent - p->bound) / p->incumbent);
   else

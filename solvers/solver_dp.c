@@ -38,6 +38,30 @@ int *hp__promise_order(const double *fixed_obj, int n)
   return order;
 }
 
+/* Progress for the observer: the phase, items done of total, the incumbent. */
+typedef struct dp_progress {
+  const hp_limits *lim;
+  const hp_result *out;
+  const char *phase;
+  int total;
+  double t0;
+} dp_progress;
+
+static void report(void *ctx, int done)
+{
+  const dp_progress *g = ctx;
+  hp_progress p;
+  if (!g->lim->progress) return;
+  p.solver = "DP";
+  p.phase = g->phase;
+  p.done = done;
+  p.total = g->total;
+  p.elapsed = hp__now() - g->t0;
+  p.incumbent = g->out->plan ? g->out->objective : INFINITY;
+  p.bound = NAN;                       /* dp claims no bound */
+  g->lim->progress(g->lim->progress_ctx, &p);
+}
+
 static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
                        hp_result *out, hp_diag *d)
 {
@@ -47,6 +71,7 @@ static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   double *fixed = n > 0 ? hp__calloc((size_t)n, sizeof *fixed) : NULL;
   hp_cfg_bound *b = n > 0 ? hp__calloc((size_t)n, sizeof *b) : NULL;
   hp_classes cl;
+  dp_progress g = { lim, out, "", 0, hp__now() };
   hp_err err;
   (void)start;
   memset(&cl, 0, sizeof cl);
@@ -54,10 +79,22 @@ static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   snprintf(out->space_note, sizeof out->space_note, "placement: Megatron order, its stage "
            "mirror, the baselines' and the pattern DP's; sharding per stage");
   if (n < 0 || (n > 0 && (!fixed || !b))) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-  if ((err = hp__seed_heuristics(prob, cfg, n, lim, deadline, out, fixed, d))) goto done;
+  /* the fixed placements and the baselines, as hp__seed_heuristics, reporting each */
+  g.phase = "fixed placements and baselines";
+  g.total = hp__seed_items(n);
+  for (int i = 0; i < n; i++) fixed[i] = INFINITY;
+  for (int item = 0; item < g.total; item++) {
+    if (item > 0 && hp__should_stop(lim, deadline, out)) break;
+    if ((err = hp__seed_item(prob, cfg, n, lim, deadline, out, fixed, item, d))) goto done;
+    report(&g, item + 1);
+  }
   if (!(order = hp__promise_order(fixed, n))) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   if ((err = hp_classes_build(prob, HP_PATTERN_MAX_CLASSES, &cl, d))) goto done;
-  err = hp__pattern_pass(prob, &cl, cfg, order, n, lim, deadline, out, b, NULL, NULL, NULL, d);
+  g.phase = "pattern placements";
+  g.total = n;
+  err = hp__pattern_pass(prob, &cl, cfg, order, n, lim, deadline, out, b, report, &g, NULL, d);
+  g.phase = "done";
+  if (!err) report(&g, n);
 done:
   hp_classes_release(&cl);
   free(cfg);

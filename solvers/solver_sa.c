@@ -85,7 +85,7 @@ static void report(const hp_limits *lim, const char *phase, long k, long moves, 
   p.total = moves < INT_MAX ? (int)moves : INT_MAX;
   p.elapsed = hp__now() - t0;
   p.incumbent = out->plan ? out->objective : INFINITY;
-  p.bound = -INFINITY;
+  p.bound = NAN;                     /* annealing claims no bound */
   lim->progress(lim->progress_ctx, &p);
 }
 

@@ -52,7 +52,8 @@ typedef struct hp_progress {
   int done, total;      /* items of the phase finished, and in all (configurations) */
   double elapsed;       /* seconds since the search started */
   double incumbent;     /* the best plan's iteration time so far, INFINITY if none */
-  double bound;         /* a lower bound over the whole space, -INFINITY if none yet */
+  double bound;         /* a lower bound over the whole space, -INFINITY if none yet,
+                         * NAN if this solver claims none (a restricted search) */
 } hp_progress;
 
 /* Called by a long search from the thread that runs it, after each step (a

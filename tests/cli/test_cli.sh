@@ -441,6 +441,22 @@ for f in models/*.json; do
   esac
 done
 
+# Progress on long runs (issue 14 item 3): past 2 s each solver's search prints lines on
+# stderr: "NAME:  T s  PHASE k/n  incumbent X", with the bound only for the solvers that
+# prove one (the MIP solvers), never for dp and sa, which claim none.
+. bench/mixed_cluster.sh
+mixed_cluster 96 $tmp/c96.json
+for s in dp sa cbc; do
+  out=$($H plan --model models/llama2-140b.json --cluster $tmp/c96.json --gbs 1536 --solver $s \
+        --time-limit 5 -o /dev/null 2>&1); rc=$?
+  name=$(echo $s | tr a-z A-Z)
+  lines=$(grep -E "^$name: +[0-9]+\.[0-9] s  .+ [0-9]+/[0-9]+  incumbent ([0-9.]+|none)" <<<"$out")
+  n=$(echo -n "$lines" | grep -c .)
+  case $s in cbc) bound_ok=$(grep -c "  bound " <<<"$lines") ;; *) bound_ok=$(( $(grep -c "bound" <<<"$lines") == 0 )) ;; esac
+  if [ $rc -eq 0 ] && [ "$n" -ge 2 ] && [ "$bound_ok" -ge 1 ]; then ok "progress_lines_$s"
+  else bad "progress_lines_$s" "exit $rc, $n progress lines" "$(echo "$out" | tail -4)"; fi
+done
+
 [ "$skipped" -gt 0 ] && echo "cli: $skipped skipped"
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
