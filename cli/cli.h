@@ -62,7 +62,7 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out);
 int cli_fail(const hp_diag *d, hp_err err);
 
 /* The state of the progress lines a search prints on stderr. */
-typedef struct cli_progress { int printed; double last; } cli_progress;
+typedef struct cli_progress { int printed, had_bound; double last; } cli_progress;
 /* Installs the stderr progress observer in `lim`; `st` must outlive the search. */
 void cli_progress_attach(hp_limits *lim, cli_progress *st);
 

@@ -25,8 +25,12 @@ static void progress_stderr(void *ctx, const hp_progress *p)
 {
   cli_progress *st = ctx;
   int last = !strcmp(p->phase, "done");
+  /* past 2 s the first bound is shown when it comes, whatever the throttle: the moment
+   * the certificate is complete */
+  int first_bound = isfinite(p->bound) && !st->had_bound;
+  if (first_bound) st->had_bound = 1;
   if (p->elapsed < 2 && !(last && st->printed)) return;
-  if (!last && st->printed && p->elapsed - st->last < 1) return;
+  if (!last && !first_bound && st->printed && p->elapsed - st->last < 1) return;
   st->printed = 1;
   st->last = p->elapsed;
   fprintf(stderr, "%s: %5.1f s  %s %d/%d  incumbent ", p->solver, p->elapsed, p->phase,

@@ -372,6 +372,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
     merge_all(&c, d);
   }
   if ((err = team_check(&c, err, d))) goto done;
+  report(&c, c.n);                     /* every configuration bounded: the certificate */
 
   /* 3. a short annealing from the incumbent, if some configuration is still open */
   if (all_agree(&c, !hp__should_stop(lim, deadline, out) &&
