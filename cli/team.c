@@ -1,7 +1,7 @@
 /* team.c -- the CLI's team of processes (hp_team.h) when it runs under mpirun: Open MPI's
  * one-sided operations hold the shared counters and the best time at rank 0 (passive
- * target: no rank waits on another to claim an item), collectives merge the figures and
- * plans. Built with mpicc where Open MPI is (make MPI=0 leaves it out); a run not started
+ * target: on one node, or over RDMA, no rank waits on another to claim an item; over
+ * plain TCP it may: docs/distributed.md), collectives merge the figures and plans. Built with mpicc where Open MPI is (make MPI=0 leaves it out); a run not started
  * by mpirun, or by mpirun with one process, never initialises MPI and has no team.
  * docs/distributed.md. */
 #include <stdint.h>
@@ -22,6 +22,14 @@ typedef struct mpi_team {
 static mpi_team mt;
 static hp_team team;
 static int started;
+static FILE *trace;     /* HETPLAN_TEAM_TRACE=DIR: DIR/rank-R.txt, a line per team call */
+static double trace_t0;
+
+/* One line per call: seconds since the start, the call, its argument and result. */
+static void note(const char *what, long arg, double result)
+{
+  if (trace) fprintf(trace, "%.3f %s %ld %.9g\n", MPI_Wtime() - trace_t0, what, arg, result);
+}
 
 #define BEST_AT ((MPI_Aint)(HP_TEAM_COUNTERS * sizeof(int64_t)))
 
@@ -32,6 +40,7 @@ static long mpi_claim(void *ctx, int k)
   MPI_Fetch_and_op(&one, &got, MPI_INT64_T, 0, (MPI_Aint)k * (MPI_Aint)sizeof(int64_t), MPI_SUM,
                    mt.win);
   MPI_Win_flush(0, mt.win);
+  note("claim", k, (double)got);
   return (long)got;
 }
 
@@ -48,8 +57,12 @@ static int mpi_reduce(void *ctx, double *v, long n, hp_team_op op)
 {
   MPI_Op o = op == HP_TEAM_MIN ? MPI_MIN : op == HP_TEAM_MAX ? MPI_MAX : MPI_SUM;
   (void)ctx;
+  int rc;
   if (n > INT32_MAX) return -1;
-  return MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, o, MPI_COMM_WORLD) != MPI_SUCCESS;
+  note("reduce-enter", n, 0);
+  rc = MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, o, MPI_COMM_WORLD) != MPI_SUCCESS;
+  note("reduce-leave", n, 0);
+  return rc;
 }
 
 static int mpi_gather(void *ctx, const void *mine, long n, void **all, long *len)
@@ -107,6 +120,12 @@ int cli_team_start(int *argc, char ***argv)
   MPI_Barrier(MPI_COMM_WORLD);            /* the window is set before anyone reads it */
   MPI_Win_lock_all(0, mt.win);
   team = (hp_team){ rank, size, &mt, mpi_claim, mpi_best, mpi_reduce, mpi_gather };
+  trace_t0 = MPI_Wtime();
+  if (getenv("HETPLAN_TEAM_TRACE")) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank-%d.txt", getenv("HETPLAN_TEAM_TRACE"), rank);
+    trace = fopen(path, "w");
+  }
   return 0;
 }
 
@@ -115,6 +134,8 @@ const hp_team *cli_team(void) { return started ? &team : NULL; }
 void cli_team_end(void)
 {
   if (!started) return;
+  if (trace) fclose(trace);
+  trace = NULL;
   MPI_Win_unlock_all(mt.win);
   MPI_Win_free(&mt.win);
   MPI_Finalize();

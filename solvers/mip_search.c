@@ -50,7 +50,7 @@ typedef struct cert {
   double t0;
   const char *phase;
   const hp_team *team;  /* NULL: a single process */
-  double *scratch;      /* [4 n] for merging */
+  double *scratch;      /* [5 n] for merging */
 } cert;
 
 /* The best plan time known: this process's, or the team's. */
@@ -122,9 +122,11 @@ static hp_err merge_figures(cert *c, hp_diag *d)
     v[n + i] = c->b[i].exact;
     v[2 * n + i] = c->disagree[i];
     v[3 * n + i] = c->b[i].done ? c->b[i].bound : INFINITY;
+    v[4 * n + i] = (double)c->b[i].work;
   }
   bad |= t->reduce(t->ctx, v, 3L * n, HP_TEAM_MAX);
   bad |= t->reduce(t->ctx, v + 3L * n, n, HP_TEAM_MIN);
+  bad |= t->reduce(t->ctx, v + 4L * n, n, HP_TEAM_MAX);   /* one member did each */
   bad |= t->reduce(t->ctx, &st, 1, HP_TEAM_MAX);
   if (bad) return hp_fail(d, HP_INTERNAL, "team: merging the bounds failed");
   for (int i = 0; i < n; i++) {
@@ -132,6 +134,7 @@ static hp_err merge_figures(cert *c, hp_diag *d)
     c->b[i].exact = v[n + i] > 0;
     c->disagree[i] = v[2 * n + i] > 0;
     if (c->b[i].done) c->b[i].bound = v[3 * n + i];
+    c->b[i].work = (long)v[4 * n + i];
   }
   c->out->stopped = (hp_stop)st;
   return HP_OK;
@@ -330,7 +333,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   c.b = hp__calloc((size_t)c.n + 1, sizeof *c.b);
   c.disagree = hp__calloc((size_t)c.n + 1, sizeof *c.disagree);
   open = hp__calloc((size_t)c.n + 1, sizeof *open);
-  c.scratch = hp__calloc(4 * (size_t)c.n + 1, sizeof *c.scratch);
+  c.scratch = hp__calloc(5 * (size_t)c.n + 1, sizeof *c.scratch);
   /* a member that fails never leaves the others waiting in a collective: every failure
    * from here on is agreed on (team_check) at the end of its phase */
   if (!err && (!fixed || !c.b || !c.disagree || !open || !c.scratch)) err = hp_fail(d, HP_NOMEM, "out of memory");

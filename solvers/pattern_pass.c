@@ -42,7 +42,9 @@ hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_conf
     if (hp__should_stop(lim, deadline, out)) break;
     int todo = 0;
     for (int k = q; k < n; k++) todo += !b[order ? order[k] : k].done;
-    if (team) todo = (todo + team->size - 1) / team->size;   /* shared among the team */
+    /* a team keeps the single process's share per configuration, though it has more
+     * time in all: what round 0 cuts short, round 1 finishes under a better cutoff, so a
+     * larger share would only do more work under a worse one (measured: 20 % more) */
     if ((err = hp__plan_for(p, &cfg[i], &pl, d))) break;
     if ((err = hp_patterns_build(p, cl, pl, &pt, d))) { hp_plan_destroy(&pl); break; }
     hp__pat_opts_init(&o);
