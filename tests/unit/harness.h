@@ -15,6 +15,10 @@ void harness_fail(const char *file, int line, const char *fmt, ...)
 /* Ends the running test as skipped, with the reason (counted apart, never as a pass). */
 void harness_skip(const char *why) __attribute__((noreturn));
 
+/* How many random instances a brute-force test runs: n, or a tenth of n (at least 2)
+ * under HARNESS_LIGHT=1, which make check-valgrind sets (valgrind is ~50 times slower). */
+int harness_count(int n);
+
 /* Skips the test unless the condition holds, e.g. SKIP_UNLESS(have_glpk, "built without GLPK"). */
 #define SKIP_UNLESS(cond, why) do { if (!(cond)) harness_skip(why); } while (0)
 
