@@ -96,35 +96,42 @@ static hp_plan *data_parallel(const hp_problem *p)
   return pl;
 }
 
+/* Takes the model (up to 4,096 layers; a larger one is only freed): binds it to the tiny
+ * cluster at gbs 8 and uses its data-parallel plan (use_problem; `solve`: megatron too). */
+static void on_tiny_cluster(hp_model *m, int solve)
+{
+  hp_cluster *c = NULL;
+  hp_problem *p = NULL;
+  hp_diag d;
+  memset(&d, 0, sizeof d);
+  if (m && m->n_layers <= 4096 && hp_cluster_parse(tiny_cluster, "tiny", &c, &d) == HP_OK) {
+    hp_job job = { 8, HP_1F1B };
+    if (hp_problem_create(&p, m, c, NULL, job, &d) == HP_OK) {   /* takes m and c */
+      hp_plan *pl = data_parallel(p);
+      use_problem(p, pl, solve);
+      hp_plan_destroy(&pl);
+      hp_problem_destroy(&p);
+    }
+    return;
+  }
+  hp_model_destroy(&m);
+}
+
 int hpfz_model(const uint8_t *data, size_t size)
 {
   char *text = as_text(data, size), *json = NULL;
   hp_model *m = NULL;
-  hp_cluster *c = NULL;
-  hp_problem *p = NULL;
   hp_diag d;
-  int rc;
   if (!text) return 0;
   memset(&d, 0, sizeof d);
   if (hp_model_parse(text, "fuzz-model.json", &m, &d) != HP_OK) {
     free(text);
     return refused(&d);
   }
-  rc = 1;
   if (hp_model_to_json(m, &json, &d) == HP_OK) free(json);
-  if (m->n_layers <= 4096 && hp_cluster_parse(tiny_cluster, "tiny", &c, &d) == HP_OK) {
-    hp_job job = { 8, HP_1F1B };
-    if (hp_problem_create(&p, m, c, NULL, job, &d) == HP_OK) {
-      hp_plan *pl = data_parallel(p);
-      use_problem(p, pl, 1);
-      hp_plan_destroy(&pl);
-      hp_problem_destroy(&p);
-    }
-    m = NULL;
-  }
-  hp_model_destroy(&m);
+  on_tiny_cluster(m, 1);
   free(text);
-  return rc;
+  return 1;
 }
 
 int hpfz_cluster(const uint8_t *data, size_t size)
@@ -250,8 +257,6 @@ int hpfz_hf(const uint8_t *data, size_t size)
   char *text = as_text(data, size), *json = NULL;
   hp_hf_model h;
   hp_model *m = NULL;
-  hp_cluster *c = NULL;
-  hp_problem *p = NULL;
   hp_diag d;
   if (!text) return 0;
   memset(&d, 0, sizeof d);
@@ -261,19 +266,7 @@ int hpfz_hf(const uint8_t *data, size_t size)
     return refused(&d);
   }
   if (hp_hf_model_to_json(&h, "fuzz-config.json", &json, &d) == HP_OK) free(json);
-  if (h.tf.layers <= 4096 && hp_hf_expand(&h, &m, &d) == HP_OK) {
-    if (hp_cluster_parse(tiny_cluster, "tiny", &c, &d) == HP_OK) {
-      hp_job job = { 8, HP_1F1B };
-      if (hp_problem_create(&p, m, c, NULL, job, &d) == HP_OK) {
-        hp_plan *pl = data_parallel(p);
-        use_problem(p, pl, 0);
-        hp_plan_destroy(&pl);
-        hp_problem_destroy(&p);
-      }
-      m = NULL;                     /* the problem took the model and cluster */
-    }
-  }
-  hp_model_destroy(&m);
+  if (h.tf.layers <= 4096 && hp_hf_expand(&h, &m, &d) == HP_OK) on_tiny_cluster(m, 0);
   free(text);
   return 1;
 }

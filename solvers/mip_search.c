@@ -310,7 +310,7 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
   cert c;
   double budget = lim->time_limit > 0 ? lim->time_limit : MIP_DEFAULT_SECONDS;
   double deadline, *fixed = NULL, bound;
-  int *order = NULL, n_open = 0, n_dis = 0, items;
+  int *order = NULL, n_open = 0, n_dis = 0;
   open_cfg *open = NULL;
   hp_classes cl;
   hp_err err = HP_OK;
@@ -341,24 +341,16 @@ hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backe
 
   /* 1. incumbents, within a quarter of the time */
   c.phase = "heuristics";
-  if (!c.team) {
-    if ((err = hp__seed_heuristics(prob, c.cfg, c.n, lim, c.t0 + budget / 4, out, fixed, d))) goto done;
-  } else {
-    items = hp__seed_items(c.n);
-    for (int i = 0; i < c.n; i++) fixed[i] = INFINITY;
-    for (int k = 0; !err; k++) {
-      long item = c.team->claim(c.team->ctx, HP_CTR_SEEDS);
-      if (item >= items || (k > 0 && hp__should_stop(lim, c.t0 + budget / 4, out))) break;
-      err = hp__seed_item(prob, c.cfg, c.n, lim, c.t0 + budget / 4, out, fixed, (int)item, d);
-      if (out->plan) c.team->best(c.team->ctx, out->objective);
-    }
-    /* joined whatever happened above */
+  err = hp__seed_heuristics(prob, c.cfg, c.n, lim, c.t0 + budget / 4, c.team, out, fixed,
+                            NULL, NULL, d);
+  if (c.team) {                        /* joined whatever happened above */
+    hp_err e2 = merge_plans(&c, d);
     if (c.team->reduce(c.team->ctx, fixed, c.n, HP_TEAM_MIN) && !err)
       err = hp_fail(d, HP_INTERNAL, "team: merging the fixed-placement figures failed");
-    if (!err) err = merge_plans(&c, d);
-    else merge_plans(&c, d);
-    if ((err = team_check(&c, err, d))) goto done;
+    if (!err) err = e2;
+    err = team_check(&c, err, d);
   }
+  if (err) goto done;
   out->stopped = HP_STOP_NONE;     /* the heuristics' own limit is not the search's */
   if (lim->stop && *lim->stop) out->stopped = HP_STOP_INTERRUPT;
   report(&c, 0);

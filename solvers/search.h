@@ -200,15 +200,15 @@ enum { HP_CTR_SEEDS = 0, HP_CTR_PATTERN = 1 /* and 2 */, HP_CTR_MIPS = 3 };
 /* Plans of the fast heuristics (seed.c): the layer DP of every configuration under both
  * fixed placements, and the baselines (hethub, dhondt, megatron, megatron-params,
  * pipette, amp, osdp), each offered to `out`; fixed_obj[i] (may be NULL) gets configuration i's
- * best fixed-placement DP figure (INFINITY if none fits), an order for later passes. */
-hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
-                           double deadline, hp_result *out, double *fixed_obj, hp_diag *d);
-/* The same work as items 0 .. hp__seed_items(n) - 1, one at a time (for a team): item i < n
- * is configuration i under both fixed placements (fixed_obj[i] set), the rest the
- * baselines in turn. */
+ * best fixed-placement DP figure (INFINITY if none fits), an order for later passes.
+ * The work is hp__seed_items(n) items (the configurations, then the baselines), done in
+ * turn, or with a team (may be NULL) claimed one at a time from counter HP_CTR_SEEDS,
+ * each member publishing its best time; `step` (may be NULL) is called after each item
+ * with the count done here. With a team, fixed_obj holds only this member's items. */
 int hp__seed_items(int n);
-hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
-                     double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d);
+hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
+                           double deadline, const hp_team *team, hp_result *out,
+                           double *fixed_obj, hp_step_fn step, void *step_ctx, hp_diag *d);
 
 /* Indices 0..n-1 ordered by fixed_obj ascending (ties by index); malloc'd, NULL out of
  * memory (solver_dp.c). */

@@ -60,8 +60,9 @@ static const char *const baselines[] = { "hethub", "dhondt", "megatron", "megatr
 
 int hp__seed_items(int n) { return n + N_BASELINES; }
 
-hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
-                     double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d)
+/* Item `item`: configuration item under both fixed placements, or a baseline. */
+static hp_err seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
+                        double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d)
 {
   hp_err err = HP_OK;
   if (item < n) {                       /* configuration `item` under both fixed placements */
@@ -86,13 +87,18 @@ hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_
 }
 
 hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
-                           double deadline, hp_result *out, double *fixed_obj, hp_diag *d)
+                           double deadline, const hp_team *team, hp_result *out,
+                           double *fixed_obj, hp_step_fn step, void *step_ctx, hp_diag *d)
 {
   hp_err err = HP_OK;
+  int items = hp__seed_items(n);
   for (int i = 0; fixed_obj && i < n; i++) fixed_obj[i] = INFINITY;
-  for (int item = 0; item < hp__seed_items(n) && !err; item++) {
-    if (item > 0 && hp__should_stop(lim, deadline, out)) break;
-    err = hp__seed_item(p, cfg, n, lim, deadline, out, fixed_obj, item, d);
+  for (int k = 0; k < items && !err; k++) {
+    long item = team ? team->claim(team->ctx, HP_CTR_SEEDS) : k;
+    if (item >= items || (k > 0 && hp__should_stop(lim, deadline, out))) break;
+    err = seed_item(p, cfg, n, lim, deadline, out, fixed_obj, (int)item, d);
+    if (team && out->plan) team->best(team->ctx, out->objective);
+    if (step) step(step_ctx, k + 1);
   }
   return err;
 }

@@ -79,15 +79,10 @@ static hp_err dp_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   snprintf(out->space_note, sizeof out->space_note, "placement: Megatron order, its stage "
            "mirror, the baselines' and the pattern DP's; sharding per stage");
   if (n < 0 || (n > 0 && (!fixed || !b))) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-  /* the fixed placements and the baselines, as hp__seed_heuristics, reporting each */
   g.phase = "fixed placements and baselines";
   g.total = hp__seed_items(n);
-  for (int i = 0; i < n; i++) fixed[i] = INFINITY;
-  for (int item = 0; item < g.total; item++) {
-    if (item > 0 && hp__should_stop(lim, deadline, out)) break;
-    if ((err = hp__seed_item(prob, cfg, n, lim, deadline, out, fixed, item, d))) goto done;
-    report(&g, item + 1);
-  }
+  if ((err = hp__seed_heuristics(prob, cfg, n, lim, deadline, NULL, out, fixed, report, &g, d)))
+    goto done;
   if (!(order = hp__promise_order(fixed, n))) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   if ((err = hp_classes_build(prob, HP_PATTERN_MAX_CLASSES, &cl, d))) goto done;
   g.phase = "pattern placements";
