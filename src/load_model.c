@@ -17,8 +17,9 @@ static const char *const layer_keys[] = {
   "splittable", "act_bytes_replicated", "work_bytes", "work_bytes_fixed", "repeat",
   "source", "notes", NULL };
 static const char *const tf_keys[] = {
-  "family", "layers", "hidden", "heads", "kv_heads", "seq", "vocab", "ffn", "positions",
-  "qkv_bias", "out_bias", "mlp_bias", "tied", "dtype", NULL };
+  "family", "layers", "hidden", "heads", "kv_heads", "head_dim", "seq", "vocab", "ffn",
+  "positions", "qkv_bias", "out_bias", "mlp_bias", "tied", "dtype", "mlp", "post_norms",
+  "qk_norm", "attn_softcap", "logit_softcap", NULL };
 
 static hp_err read_layer(ju_ctx *c, const cJSON *o, const char *p, hp_layer *ly, long *repeat,
                          const char **name, const char **kind)
@@ -118,6 +119,7 @@ static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
   TF_INT("hidden", hidden, 1, 1)
   TF_INT("heads", heads, 1, 1)
   TF_INT("kv_heads", kv_heads, 0, 0)
+  TF_INT("head_dim", head_dim, 0, 1)
   TF_INT("seq", seq, 1, 1)
   TF_INT("vocab", vocab, 1, 1)
   TF_INT("ffn", ffn, 0, 0)
@@ -131,7 +133,21 @@ static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
   TF_BOOL("out_bias", out_bias)
   TF_BOOL("mlp_bias", mlp_bias)
   TF_BOOL("tied", tied)
+  TF_BOOL("post_norms", post_norms)
+  TF_BOOL("qk_norm", qk_norm)
+  TF_BOOL("attn_softcap", attn_softcap)
+  TF_BOOL("logit_softcap", logit_softcap)
 #undef TF_BOOL
+  {   /* the MLP: "gelu" (gpt), "swiglu" or "geglu" (llama: gated, 3 matrices) */
+    const char *mlp;
+    int gpt = t.family == HP_TF_GPT;
+    if ((err = ju_str(c, o, p, "mlp", 0, gpt ? "gelu" : "swiglu", &mlp))) return err;
+    if (gpt ? strcmp(mlp, "gelu") != 0 : strcmp(mlp, "swiglu") != 0 && strcmp(mlp, "geglu") != 0)
+      return hp_fail(c->d, HP_PARSE, "%s: transformer.mlp: expected %s for the %s family, got "
+                     "\"%s\"", c->file, gpt ? "\"gelu\" (2 matrices)"
+                     : "\"swiglu\" or \"geglu\" (gated, 3 matrices)", gpt ? "gpt" : "llama", mlp);
+    t.geglu = !strcmp(mlp, "geglu");
+  }
   {
     const char *dt;
     if ((err = ju_str(c, o, p, "dtype", 0, "bf16", &dt))) return err;

@@ -1,5 +1,5 @@
-/* transformer.c -- expands a GPT-2/GPT-3/GPT-NeoX or Llama-2/Mistral/Qwen2 style
- * transformer into explicit layers (embedding, blocks, final norm, head). Formulas and
+/* transformer.c -- expands a GPT-2/GPT-3/GPT-NeoX or Llama-2/Mistral/Qwen2/Qwen3/Gemma
+ * style transformer into explicit layers (embedding, blocks, final norm, head). Formulas and
  * their sources are in docs/transformer.md: parameters and FLOPs (2 FLOPs per
  * multiply-add, backward = 2 x forward), saved activations after Korthikanti et al. 2022
  * (b-byte elements, 2 for bf16/fp16; no sequence parallelism, no flash attention),
@@ -46,7 +46,11 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   int gpt = t->family == HP_TF_GPT;
   double s = t->seq, h = t->hidden, a = t->heads, V = t->vocab;
   double kv = t->kv_heads > 0 ? t->kv_heads : t->heads;
-  double hk = h * kv / a;   /* width of the K and V projections */
+  /* a head's width d: h / a unless head_dim says otherwise; without head_dim every
+   * formula below is the one it was before head_dim existed, term for term */
+  double dh = t->head_dim > 0 ? t->head_dim : h / a;
+  double q = t->head_dim > 0 ? a * t->head_dim : h;         /* width of Q and of O's input */
+  double hk = t->head_dim > 0 ? kv * t->head_dim : h * kv / a;   /* of K and of V */
   double b = hp_dtype_bytes(t->dtype);   /* activation element, bytes */
   double pos = t->positions > 0 ? t->positions : t->positions == 0 && gpt ? s : 0;
   double f;
@@ -59,9 +63,16 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   if (t->layers < 1 || t->hidden < 1 || t->heads < 1 || t->seq < 1 || t->vocab < 1)
     return hp_fail(d, HP_INVAL, "transformer: layers, hidden, heads, seq and vocab must be "
                    "positive");
-  if (t->hidden % t->heads != 0)
+  if (t->head_dim < 0)
+    return hp_fail(d, HP_INVAL, "transformer.head_dim: %d: must be positive (or absent: "
+                   "hidden / heads)", t->head_dim);
+  if (t->head_dim == 0 && t->hidden % t->heads != 0)
     return hp_fail(d, HP_INVAL, "transformer.heads: %d does not divide hidden %d", t->heads,
                    t->hidden);
+  if (gpt && (t->geglu || t->post_norms || t->qk_norm))
+    return hp_fail(d, HP_INVAL, "transformer.%s: a llama-family option (RMSNorm, gated MLP): "
+                   "the gpt family has a plain GELU MLP and LayerNorms", t->geglu ? "mlp"
+                   : t->post_norms ? "post_norms" : "qk_norm");
   if (t->kv_heads > 0 && t->heads % t->kv_heads != 0)
     return hp_fail(d, HP_INVAL, "transformer.kv_heads: %d does not divide heads %d",
                    t->kv_heads, t->heads);
@@ -86,25 +97,38 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
 
   for (int i = 0; i < t->layers; i++) {
     hp_layer *bl = &L[1 + i];
-    double proj = 2 * h * h + 2 * h * hk;           /* Q, O and the K, V projections */
-    double mlp = gpt ? 2 * h * f : 3 * h * f;       /* GELU MLP or gated (SwiGLU) */
+    double proj = 2 * h * q + 2 * h * hk;           /* Q, O and the K, V projections */
+    double mlp = gpt ? 2 * h * f : 3 * h * f;       /* GELU MLP or gated (SwiGLU, GeGLU) */
     if (gpt)   /* biases of QKV, O and the MLP; two LayerNorms */
-      bl->params = proj + mlp + 2 * h + 2 * hk + f + h + 4 * h;
-    else       /* two RMSNorms; the optional biases */
-      bl->params = proj + mlp + 2 * h + (t->qkv_bias ? h + 2 * hk : 0) + (t->out_bias ? h : 0)
+      bl->params = proj + mlp + (q + h) + 2 * hk + f + h + 4 * h;
+    else       /* two RMSNorms (four with post_norms), Q and K norms; the optional biases */
+      bl->params = proj + mlp + (t->post_norms ? 4 * h : 2 * h) + (t->qk_norm ? 2 * dh : 0)
+                   + (t->qkv_bias ? q + 2 * hk : 0) + (t->out_bias ? h : 0)
                    + (t->mlp_bias ? 2 * f + h : 0);
-    bl->flops = 3.0 * (2 * s * proj + 4 * s * s * h + 2 * s * mlp);
+    bl->flops = 3.0 * (2 * s * proj + 4 * s * s * q + 2 * s * mlp);
     if (gpt) {
       /* attention (3b+1) sh + 2b s hk + (2b+1) as^2, MLP (b+1) sh + 2b sf, two LayerNorms
-       * 2b sh (1-byte dropout masks); at b = 2: 14 sh + 4 s hk + 4 sf + 5 as^2 */
-      bl->act_bytes = (6 * b + 2) * s * h + 2 * b * s * hk + 2 * b * s * f + (2 * b + 1) * a * s * s;
+       * 2b sh (1-byte dropout masks); at b = 2: 14 sh + 4 s hk + 4 sf + 5 as^2. Q and
+       * the projection's input are q wide: 2b s (q - h) more when q is not h */
+      bl->act_bytes = (6 * b + 2) * s * h + 2 * b * s * hk + 2 * b * s * f + (2 * b + 1) * a * s * s
+                      + 2 * b * s * (q - h);
       bl->act_repl = (4 * b + 2) * s * h;   /* LN inputs, dropout masks, QKV and MLP inputs */
     } else {
       /* attention 3b sh + 2b s hk + b as^2, gated MLP b sh + 4b sf, two RMSNorms 2b sh;
-       * at b = 2: 12 sh + 4 s hk + 8 sf + 2 as^2 */
-      bl->act_bytes = 6 * b * s * h + 2 * b * s * hk + 4 * b * s * f + b * a * s * s;
+       * at b = 2: 12 sh + 4 s hk + 8 sf + 2 as^2; Q and the projection's input 2b s (q - h)
+       * more when q is not h */
+      bl->act_bytes = 6 * b * s * h + 2 * b * s * hk + 4 * b * s * f + b * a * s * s
+                      + 2 * b * s * (q - h);
       bl->act_repl = 4 * b * s * h;         /* norm inputs, QKV and MLP inputs */
+      if (t->post_norms) {      /* the inputs of the two norms after attention and MLP */
+        bl->act_bytes += 2 * b * s * h;
+        bl->act_repl += 2 * b * s * h;
+      }
+      if (t->qk_norm)           /* the Q and K norms' inputs, divided by heads under TP */
+        bl->act_bytes += b * s * (q + hk);
     }
+    if (t->attn_softcap)        /* the tanh's output, kept beside the softmax's */
+      bl->act_bytes += b * a * s * s;
     bl->out_bytes = b * s * h;
     bl->tp_comm = 4 * b * s * h;  /* two all-reduces forward, two backward, b sh bytes each */
     bl->splittable = 1;
@@ -122,6 +146,7 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   hd->params = V * h;
   hd->flops = 3.0 * 2 * s * h * V;
   hd->act_bytes = b * s * h + 4 * s * V;
+  if (t->logit_softcap) hd->act_bytes += b * s * V;   /* the tanh's output, b-byte logits */
   hd->act_repl = b * s * h;
   hd->work_bytes = 4 * s * V;
   hd->out_bytes = 4;              /* the loss */

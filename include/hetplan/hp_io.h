@@ -70,17 +70,19 @@ typedef struct hp_hf_opts {
 
 typedef struct hp_hf_model {
   char name[256];       /* _name_or_path's last part, else the config's folder, else the file */
-  char style[16];       /* the architecture read: llama, mistral, qwen2, gpt2, gpt_neox */
+  char style[16];       /* the architecture read: llama, mistral, qwen2, qwen3, gemma,
+                         * gemma2, gpt2, gpt_neox */
   hp_transformer tf;    /* what the generator expands */
   double param_bytes, grad_bytes, state_bytes;
 } hp_hf_model;
 
-/* Reads a config: Llama, Mistral, Qwen2, GPT-2 and GPT-NeoX keys (hidden_size or n_embd,
- * num_hidden_layers or n_layer, intermediate_size or n_inner, num_attention_heads or
- * n_head, num_key_value_heads, vocab_size, max_position_embeddings or n_positions,
- * tie_word_embeddings, attention_bias, mlp_bias); `o` may be NULL (the defaults). Other
- * keys are ignored silently; mixture-of-experts configs and a head_dim other than
- * hidden / heads are refused. */
+/* Reads a config: Llama, Mistral, Qwen2, Qwen3, Gemma, Gemma 2, GPT-2 and GPT-NeoX keys
+ * (hidden_size or n_embd, num_hidden_layers or n_layer, intermediate_size or n_inner,
+ * num_attention_heads or n_head, num_key_value_heads, head_dim, vocab_size,
+ * max_position_embeddings or n_positions, tie_word_embeddings, attention_bias, mlp_bias;
+ * Gemma's hidden_activation, Gemma 2's soft-capping and sliding_window); `o` may be NULL
+ * (the defaults). Other keys are ignored silently; mixture-of-experts configs, other Gemma
+ * variants and a head_dim GPT-2's or GPT-NeoX's code would not read are refused. */
 hp_err hp_hf_parse(const char *text, const char *file, const hp_hf_opts *o, hp_hf_model *out,
                    hp_diag *d);
 hp_err hp_hf_load(const char *path, const hp_hf_opts *o, hp_hf_model *out, hp_diag *d);

@@ -1,6 +1,6 @@
 /* hp_transformer.h -- expands a transformer description (GPT-2/GPT-3/GPT-NeoX or
- * Llama-2/Mistral/Qwen2 style) into explicit layers: embedding, N blocks, final norm,
- * head. The formulas are in docs/transformer.md (parameters, FLOPs, activations after
+ * Llama-2/Mistral/Qwen2/Qwen3/Gemma style) into explicit layers: embedding, N blocks,
+ * final norm, head. The formulas are in docs/transformer.md (parameters, FLOPs, activations after
  * Korthikanti et al. 2022). */
 #ifndef HP_TRANSFORMER_H
 #define HP_TRANSFORMER_H
@@ -30,6 +30,16 @@ typedef struct hp_transformer {
   int tied;       /* the head is the token table (GPT-2): its copy counts in memory (as
                    * Megatron keeps one on the last stage), not in the model's size */
   hp_dtype dtype; /* element size of activations and of what TP and pipelines send */
+  int head_dim;   /* d, the width of a head; 0: h / a. Q and the attention output are
+                   * a d wide, K and V g d (Gemma, Qwen3: a d need not be h) */
+  int geglu;      /* llama family: the gate's activation is GELU (GeGLU, Gemma), not SiLU
+                   * (SwiGLU): the same matrices, FLOPs and saved tensors */
+  int post_norms; /* llama family: RMSNorms after the attention and after the MLP too
+                   * (Gemma 2): four norms a block, not two */
+  int qk_norm;    /* llama family: RMSNorms of width d on each head's Q and K (Qwen3) */
+  int attn_softcap;  /* tanh soft-capping of the attention scores (Gemma 2): the tanh's
+                      * output is saved beside the softmax's */
+  int logit_softcap; /* tanh soft-capping of the logits (Gemma 2): its output is saved */
 } hp_transformer;
 
 /* Parses "gpt" or "llama"; -1 otherwise. */
@@ -42,8 +52,9 @@ int hp_dtype_bytes(hp_dtype t);
 
 /* Replaces m->layers by the expansion of `t` (m->input_bytes is set to the token ids,
  * 8 bytes per position; m->tied_params to the head's size when tied). Checks the sizes
- * (positive, heads dividing hidden, kv_heads dividing heads, seq within learned
- * positions). */
+ * (positive, heads dividing hidden unless head_dim is given, kv_heads dividing heads,
+ * seq within learned positions) and that geglu, post_norms and qk_norm come with the
+ * llama family. */
 hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d);
 
 #endif

@@ -1,6 +1,7 @@
 /* test_hf.c -- Hugging Face config.json import (src/load_hf.c): parameter counts against
  * the published figures, the keys of each style, the direct use as a model file, and the
- * refusals. The configs are written here, as their model cards publish them. */
+ * refusals. The configs are written here, or kept in examples/hf/, as their model cards
+ * publish them. */
 #include <stdlib.h>
 
 #include "harness.h"
@@ -197,6 +198,27 @@ TEST(hf_config_is_a_model_file_and_the_import_round_trips)
 
 TEST(hf_refusals_name_the_key)
 {
+  /* GPT-NeoX's code takes a head's width from hidden / heads and never reads head_dim */
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"gpt_neox\", \"hidden_size\": 5120,"
+                                " \"num_hidden_layers\": 40, \"num_attention_heads\": 32,"
+                                " \"head_dim\": 128, \"intermediate_size\": 14336,"
+                                " \"vocab_size\": 131072, \"max_position_embeddings\": 4096 }"),
+                 "m.json: head_dim: 128 differs from hidden size / heads = 160: gpt_neox's code "
+                 "takes a head's width from those two");
+  /* a Gemma this importer does not read by name is refused, not guessed */
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"gemma3_text\", \"hidden_size\": 1152,"
+                                " \"num_hidden_layers\": 26, \"num_attention_heads\": 4,"
+                                " \"num_key_value_heads\": 1, \"head_dim\": 256,"
+                                " \"hidden_act\": \"gelu_pytorch_tanh\","
+                                " \"hidden_activation\": \"gelu_pytorch_tanh\","
+                                " \"intermediate_size\": 6912, \"vocab_size\": 262144,"
+                                " \"max_position_embeddings\": 32768 }"),
+                 "model_type: \"gemma3_text\": not one hetplan reads, and a Gemma variant by its name");
+  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"gemma\", \"hidden_size\": 64,"
+                                " \"num_hidden_layers\": 2, \"num_attention_heads\": 4,"
+                                " \"hidden_activation\": \"relu\", \"intermediate_size\": 128,"
+                                " \"vocab_size\": 100, \"max_position_embeddings\": 64 }"),
+                 "m.json: hidden_activation: \"relu\": a gated MLP hetplan does not name");
   CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"mixtral\", \"hidden_act\": \"silu\","
                                 " \"hidden_size\": 4096, \"num_hidden_layers\": 32,"
                                 " \"num_attention_heads\": 32, \"intermediate_size\": 14336,"
@@ -205,11 +227,6 @@ TEST(hf_refusals_name_the_key)
                  "m.json: num_local_experts: 8 experts: mixture-of-experts models are not supported");
   CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"llama\", \"num_hidden_layers\": 2 }"),
                  "m.json: \"hidden_size\" or \"n_embd\": missing");
-  CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"llama\", \"hidden_size\": 5120,"
-                                " \"num_hidden_layers\": 40, \"num_attention_heads\": 32,"
-                                " \"head_dim\": 128, \"intermediate_size\": 14336,"
-                                " \"vocab_size\": 131072, \"max_position_embeddings\": 4096 }"),
-                 "m.json: head_dim: 128 differs from hidden size / heads = 160");
   CHECK_CONTAINS(fx_model_error("{ \"model_type\": \"llama\", \"hidden_size\": \"big\","
                                 " \"num_hidden_layers\": 2 }"),
                  "m.json: hidden_size: expected an integer");
@@ -231,17 +248,244 @@ TEST(hf_refusals_name_the_key)
   }
 }
 
+/* The warnings a read gives: how many, and the last one's text. */
+typedef struct warned { int n; char last[512]; } warned;
+
+static void keep_warning(void *ctx, const char *msg)
+{
+  warned *w = ctx;
+  w->n++;
+  snprintf(w->last, sizeof w->last, "%s", msg);
+}
+
+/* Reads a config file (examples/hf/) with the options and expands it. */
+static hp_model *import_file(const char *path, int seq, hp_hf_model *h, warned *w)
+{
+  hp_hf_opts o = { seq, HP_DTYPE_BF16 };
+  hp_diag d = {0};
+  hp_model *m = NULL;
+  memset(w, 0, sizeof *w);
+  d.warn = keep_warning;
+  d.warn_ctx = w;
+  if (hp_hf_load(path, &o, h, &d) || hp_hf_expand(h, &m, &d)) {
+    fprintf(stderr, "import of %s failed: %s\n", path, d.msg);
+    exit(3);
+  }
+  return m;
+}
+
 TEST(hf_unknown_model_type_is_read_by_its_keys_with_a_warning)
 {
   hp_hf_model h;
-  int w;
+  hp_hf_opts o = { 0, HP_DTYPE_BF16 };
+  hp_diag d = {0};
+  warned w = { 0, "" };
   char text[1024];
   hp_model *m;
   snprintf(text, sizeof text, "%s", llama2_7b);
   memcpy(strstr(text, "\"llama\""), "\"llamb\"", 7);
-  m = import(text, 0, HP_DTYPE_BF16, &h, &w);
-  CHECK_INT(w, 1);
+  d.warn = keep_warning;
+  d.warn_ctx = &w;
+  CHECK(hp_hf_parse(text, "c.json", &o, &h, &d) == HP_OK);
+  CHECK(hp_hf_expand(&h, &m, &d) == HP_OK);
+  CHECK_INT(w.n, 1);
+  /* the warning names what it read */
+  CHECK_CONTAINS(w.last, "c.json: model_type \"llamb\" is not one hetplan reads by name; read "
+                 "as llama style by its keys: hidden_act \"silu\": a gated MLP of 3 matrices "
+                 "(SwiGLU)");
   CHECK(!strcmp(h.style, "llama"));
   CHECK_NEAR(hp_model_unique_params(m), 6738415616.0, 0);
+  hp_model_destroy(&m);
+  /* GELU is taken for a plain MLP, and the warning says so and what else it could be */
+  snprintf(text, sizeof text, "%s", neox_20b);
+  memcpy(strstr(text, "\"gpt_neox\""), "\"gpt_neoy\"", 10);
+  CHECK(hp_hf_parse(text, "c.json", &o, &h, &d) == HP_OK);
+  CHECK_INT(w.n, 2);
+  CHECK_CONTAINS(w.last, "read as gpt_neox style by its keys: hidden_act \"gelu_fast\" taken for "
+                 "a plain GELU MLP of 2 matrices, LayerNorms (a gated one, GeGLU, would have 3)");
+}
+
+/* A gated-MLP (llama family) model's parameters from its config's numbers: the token table
+ * V h, and as much again for an untied head; per block Q and O h (a d) each, K and V
+ * h (g d) each, the gated MLP 3 h f, `norms` RMSNorm weights of h and `qk` of d (Qwen3's
+ * Q and K norms); the final norm h. */
+static double gated_params(double V, double h, double L, double a, double g, double d, double f,
+                           int norms, int qk, int tied)
+{
+  double block = 2 * h * a * d + 2 * h * g * d + 3 * h * f + norms * h + qk * d;
+  return V * h * (tied ? 1 : 2) + L * block + h;
+}
+
+/* Gemma 1 and 2 as Google publishes their configs (examples/hf/): GeGLU, a tied head,
+ * heads of 256 (Gemma-2 27B: 128) whatever hidden / heads is, Gemma 2's four norms a
+ * block; the totals of their model cards */
+TEST(hf_gemma_and_gemma2_match_their_published_sizes)
+{
+  static const struct {
+    const char *path, *style;
+    double V, h, L, a, g, d, f;
+    int norms;
+    double published;
+  } c[] = {
+    { "examples/hf/gemma-2b/config.json",    "gemma",  256000, 2048, 18,  8,  1, 256, 16384, 2, 2506172416.0 },
+    { "examples/hf/gemma-7b/config.json",    "gemma",  256000, 3072, 28, 16, 16, 256, 24576, 2, 8537680896.0 },
+    { "examples/hf/gemma-2-2b/config.json",  "gemma2", 256000, 2304, 26,  8,  4, 256,  9216, 4, 2614341888.0 },
+    { "examples/hf/gemma-2-9b/config.json",  "gemma2", 256000, 3584, 42, 16,  8, 256, 14336, 4, 9241705984.0 },
+    { "examples/hf/gemma-2-27b/config.json", "gemma2", 256000, 4608, 46, 32, 16, 128, 36864, 4, 27227128320.0 },
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    hp_hf_model h;
+    warned w;
+    hp_model *m = import_file(c[i].path, 0, &h, &w);
+    int wide = c[i].a * c[i].d != c[i].h;   /* Gemma-1 2B's 8 x 256 is its hidden size */
+    CHECK_NEAR(gated_params(c[i].V, c[i].h, c[i].L, c[i].a, c[i].g, c[i].d, c[i].f, c[i].norms,
+                            0, 1), c[i].published, 0);
+    CHECK_NEAR(hp_model_unique_params(m), c[i].published, 0);
+    CHECK(!strcmp(h.style, c[i].style));
+    CHECK_INT(h.tf.family, HP_TF_LLAMA);
+    CHECK_INT(h.tf.geglu, 1);                 /* hidden_activation or, Gemma 1, its default */
+    CHECK_INT(h.tf.tied, 1);                  /* Gemma's default: no tie_word_embeddings */
+    CHECK_INT(h.tf.head_dim, wide ? (long)c[i].d : 0);
+    CHECK_INT(h.tf.post_norms, c[i].norms == 4);
+    CHECK_INT(h.tf.attn_softcap, c[i].norms == 4);
+    CHECK_INT(h.tf.logit_softcap, c[i].norms == 4);
+    CHECK_INT(h.tf.seq, 4096);
+    CHECK_INT(w.n, 1);                        /* only the 8192 positions planned as 4096 */
+    CHECK_CONTAINS(w.last, "max_position_embeddings is 8192");
+    CHECK_NEAR(m->tied_params, c[i].V * c[i].h, 0);
+    hp_model_destroy(&m);
+  }
+}
+
+TEST(hf_gemma2_window_softcaps_and_round_trip)
+{
+  hp_hf_model h;
+  warned w;
+  hp_diag d = {0};
+  hp_model *m, *direct = NULL, *round = NULL, *capless;
+  char *json = NULL, text[4096];
+  char *win;
+  /* longer than the window: every layer counted as full attention, with a warning */
+  m = import_file("examples/hf/gemma-2-9b/config.json", 8192, &h, &w);
+  CHECK_INT(w.n, 1);
+  CHECK_CONTAINS(w.last, "sliding_window is 4096 on every other layer: hetplan counts those "
+                 "layers' attention over all 8192 tokens");
+  CHECK(hp_hf_model_to_json(&h, "config.json", &json, &d) == HP_OK);
+  CHECK_CONTAINS(json, "\"head_dim\":\t256");
+  CHECK_CONTAINS(json, "\"mlp\":\t\"geglu\"");
+  CHECK_CONTAINS(json, "\"post_norms\":\ttrue");
+  CHECK_CONTAINS(json, "\"attn_softcap\":\ttrue");
+  CHECK_CONTAINS(json, "\"logit_softcap\":\ttrue");
+  CHECK_CONTAINS(json, "9241705984 parameters");
+  /* the model file import-hf writes, and the config given as a model file (at its default
+   * seq), expand to the import's layers */
+  CHECK(hp_model_parse(json, "m.json", &round, &d) == HP_OK);
+  CHECK(hp_model_load("examples/hf/gemma-2-9b/config.json", &direct, &d) == HP_OK);
+  CHECK_INT(round->n_layers, m->n_layers);
+  for (int l = 0; l < m->n_layers; l++) {
+    CHECK_NEAR(round->layers[l].params, m->layers[l].params, 0);
+    CHECK_NEAR(round->layers[l].flops, m->layers[l].flops, 0);
+    CHECK_NEAR(round->layers[l].act_bytes, m->layers[l].act_bytes, 0);
+    CHECK_NEAR(round->layers[l].act_repl, m->layers[l].act_repl, 0);
+    CHECK_NEAR(direct->layers[l].params, m->layers[l].params, 0);
+  }
+  CHECK_INT(direct->transformer->seq, 4096);
+  /* soft-capping and the window turned off by null: no tanh outputs, no warning */
+  {
+    char *f = NULL;
+    CHECK(hp_read_file("examples/hf/gemma-2-9b/config.json", &f, &d) == HP_OK);
+    snprintf(text, sizeof text, "%s", f);
+    free(f);
+  }
+  memcpy(strstr(text, "50.0"), "null", 4);
+  memcpy(strstr(text, "30.0"), "null", 4);
+  win = strstr(text, "\"sliding_window\": 4096");
+  CHECK(win != NULL);
+  memcpy(win + strlen("\"sliding_window\": "), "null", 4);
+  {
+    hp_hf_opts o = { 8192, HP_DTYPE_BF16 };
+    hp_hf_model h2;
+    memset(&w, 0, sizeof w);
+    d.warn = keep_warning;
+    d.warn_ctx = &w;
+    CHECK(hp_hf_parse(text, "c.json", &o, &h2, &d) == HP_OK);
+    CHECK(hp_hf_expand(&h2, &capless, &d) == HP_OK);
+    CHECK_INT(w.n, 0);
+    CHECK_INT(h2.tf.attn_softcap, 0);
+    CHECK_INT(h2.tf.logit_softcap, 0);
+    /* per block the tanh of the scores, 2 a s^2 bytes; in the head 2 s V */
+    CHECK_NEAR(m->layers[1].act_bytes - capless->layers[1].act_bytes, 2.0 * 16 * 8192 * 8192, 0);
+    CHECK_NEAR(m->layers[44].act_bytes - capless->layers[44].act_bytes, 2.0 * 8192 * 256000, 0);
+    CHECK_NEAR(hp_model_unique_params(capless), 9241705984.0, 0);
+    hp_model_destroy(&capless);
+  }
+  free(json);
+  hp_model_destroy(&m);
+  hp_model_destroy(&round);
+  hp_model_destroy(&direct);
+}
+
+/* Qwen3-8B (examples/hf/): 128-wide heads that are hidden / heads, an RMSNorm of 128 on
+ * each head's Q and K, untied: 8,190,735,360. Qwen3-0.6B (its config, inline): heads of
+ * 128 over hidden 1024 / 16 = 64, tied: 596,049,920. */
+static const char qwen3_0_6b[] =
+  "{ \"architectures\": [\"Qwen3ForCausalLM\"], \"attention_bias\": false, \"head_dim\": 128,"
+  "  \"hidden_act\": \"silu\", \"hidden_size\": 1024, \"intermediate_size\": 3072,"
+  "  \"max_position_embeddings\": 40960, \"max_window_layers\": 28, \"model_type\": \"qwen3\","
+  "  \"num_attention_heads\": 16, \"num_hidden_layers\": 28, \"num_key_value_heads\": 8,"
+  "  \"rms_norm_eps\": 1e-06, \"rope_theta\": 1000000, \"sliding_window\": null,"
+  "  \"tie_word_embeddings\": true, \"use_sliding_window\": false, \"vocab_size\": 151936 }";
+
+TEST(hf_qwen3_reads_head_dim_and_its_qk_norms)
+{
+  hp_hf_model h;
+  warned w;
+  int n;
+  hp_model *m = import_file("examples/hf/Qwen3-8B/config.json", 0, &h, &w);
+  CHECK_NEAR(gated_params(151936, 4096, 36, 32, 8, 128, 12288, 2, 2, 0), 8190735360.0, 0);
+  CHECK_NEAR(hp_model_unique_params(m), 8190735360.0, 0);
+  CHECK(!strcmp(h.style, "qwen3"));
+  CHECK_INT(h.tf.qk_norm, 1);
+  CHECK_INT(h.tf.qkv_bias, 0);                 /* attention_bias false, unlike Qwen2 */
+  CHECK_INT(h.tf.head_dim, 0);                 /* 128 is 4096 / 32: not written */
+  CHECK_INT(h.tf.tied, 0);
+  hp_model_destroy(&m);
+  m = import(qwen3_0_6b, 0, HP_DTYPE_BF16, &h, &n);
+  CHECK_NEAR(gated_params(151936, 1024, 28, 16, 8, 128, 3072, 2, 2, 1), 596049920.0, 0);
+  CHECK_NEAR(hp_model_unique_params(m), 596049920.0, 0);
+  CHECK_INT(h.tf.head_dim, 128);
+  CHECK_INT(h.tf.tied, 1);
+  hp_model_destroy(&m);
+}
+
+/* head_dim is read in every gated style (a Mistral with Mistral-Nemo's shape: 32 heads of
+ * 128 over hidden 5120, 40 blocks, vocab 131072, untied: 12,247,782,400 by gated_params);
+ * one equal to hidden / heads writes the model file the config without it does */
+TEST(hf_head_dim_is_read_where_a_config_gives_it)
+{
+  static const char nemo[] =
+    "{ \"model_type\": \"mistral\", \"hidden_size\": 5120, \"num_hidden_layers\": 40,"
+    "  \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128,"
+    "  \"intermediate_size\": 14336, \"vocab_size\": 131072, \"max_position_embeddings\": 4096,"
+    "  \"tie_word_embeddings\": false }";
+  hp_hf_model h;
+  hp_diag d = {0};
+  hp_model *m = import(nemo, 0, HP_DTYPE_BF16, &h, NULL);
+  char text[2048], *with = NULL, *without = NULL;
+  CHECK_INT(h.tf.head_dim, 128);
+  CHECK_NEAR(hp_model_unique_params(m), gated_params(131072, 5120, 40, 32, 8, 128, 14336, 2, 0, 0), 0);
+  CHECK_NEAR(hp_model_unique_params(m), 12247782400.0, 0);
+  hp_model_destroy(&m);
+  snprintf(text, sizeof text, "%.*s, \"head_dim\": 128 }",
+           (int)(strrchr(llama2_70b, '}') - llama2_70b), llama2_70b);
+  m = import(text, 0, HP_DTYPE_BF16, &h, NULL);
+  CHECK_INT(h.tf.head_dim, 0);
+  CHECK(hp_hf_model_to_json(&h, "config.json", &with, &d) == HP_OK);
+  hp_model_destroy(&m);
+  m = import(llama2_70b, 0, HP_DTYPE_BF16, &h, NULL);
+  CHECK(hp_hf_model_to_json(&h, "config.json", &without, &d) == HP_OK);
+  CHECK(!strcmp(with, without));
+  free(with);
+  free(without);
   hp_model_destroy(&m);
 }
