@@ -17,8 +17,9 @@ cd "$(dirname "$0")/.." || exit 2
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=../bench/mixed_cluster.sh
 . bench/mixed_cluster.sh
-mixed_cluster 8 "$tmp/mixed8.json"
-cp "$tmp/mixed8.json" "$OUT/.mixed8-cluster.json" 2>/dev/null
+# at a fixed path: plan files name their inputs
+MIXED=/tmp/hetplan-snapshot-mixed8.json
+mixed_cluster 8 "$MIXED"
 count=0
 
 strip() {   # strip FILE: JSON without its timing fields, keys in order
@@ -47,7 +48,7 @@ one() {
   ( cd "$tmp" && $mpi "$H" plan "$@" -o "$OUT/$name.plan.json" >"$OUT/$name.plan.stdout" 2>"$OUT/$name.plan.stderr" )
   echo "rc=$?" >> "$OUT/$name.plan.stdout"
   # the summary lines, without the search's duration and the progress lines (timed)
-  sed -i -E 's/ in [0-9.]+ s\b/ in <t> s/g; /^hetplan: (progress|\[)/d; /^ *[0-9.]+ s /d' \
+  sed -i -E 's/ in [0-9.]+ s\b/ in <t> s/g; s/\([0-9]+ plans or states\)/(<n> plans or states)/; /^[A-Za-z-]+: +[0-9.]+ s  /d' \
     "$OUT/$name.plan.stderr" "$OUT/$name.plan.stdout"
   if [ -s "$OUT/$name.plan.json" ]; then
     count=$((count + 1))
@@ -69,7 +70,7 @@ PIPR="--model $R/models/gpt-2.6b.json --cluster $R/models/pipette-real-16x8-a100
 HETH="--model $R/models/llama2-7b.json --cluster $R/models/hethub-mix-2amd+10acc.json --gbs 64"
 OSDP1="--model $R/models/osdp-narrow-deep-48.json --cluster $R/models/amp-4xp3.json --gbs 32"
 OSDP2="--model $R/models/osdp-wide-shallow-4.json --cluster $R/models/amp-4xp3.json --gbs 32"
-MIX8="--model $R/models/gpt-2.6b.json --cluster $tmp/mixed8.json --gbs 512"
+MIX8="--model $R/models/gpt-2.6b.json --cluster $MIXED --gbs 512"
 L70="--model $R/models/llama2-70b.json --cluster $R/models/pipette-high-16x8-a100.json --gbs 256"
 
 heur="megatron megatron-params amp hethub dhondt osdp pipette"
