@@ -75,14 +75,17 @@ hp_err hp_rank_map_build(const hp_problem *prob, const hp_plan *plan, hp_rank_or
   return HP_OK;
 }
 
-hp_err hp_rank_map_choose(const hp_problem *prob, const hp_plan *plan, int ascending,
+hp_err hp_rank_map_choose(const hp_problem *prob, const hp_plan *plan, unsigned orders,
                           hp_rank_map *map, hp_diag *d)
 {
   hp_err err;
+  int first = -1;
   for (int o = HP_ORDER_TP_DP_PP; o <= HP_ORDER_TP_PP_DP; o++) {
+    if (!(orders & 1u << o)) continue;
+    if (first < 0) first = o;
     if ((err = hp_rank_map_build(prob, plan, (hp_rank_order)o, map, d))) return err;
-    if (map->contiguous && (!ascending || map->ascending)) return HP_OK;
+    if (map->contiguous) return HP_OK;
     hp_rank_map_release(map);
   }
-  return hp_rank_map_build(prob, plan, HP_ORDER_TP_DP_PP, map, d);
+  return hp_rank_map_build(prob, plan, first < 0 ? HP_ORDER_TP_DP_PP : (hp_rank_order)first, map, d);
 }

@@ -40,16 +40,27 @@ typedef struct hp_rank_map {
 
 hp_err hp_rank_map_build(const hp_problem *prob, const hp_plan *plan, hp_rank_order order,
                          hp_rank_map *map, hp_diag *d);
-/* The first order (default first) that is contiguous, and ascending too if `ascending`;
- * if none is, the default order's map (contiguous = 0). */
-hp_err hp_rank_map_choose(const hp_problem *prob, const hp_plan *plan, int ascending,
+/* The first order of the set `orders` (bits 1u << hp_rank_order, tried default first)
+ * whose map is contiguous; if none is, the map of the set's first order (contiguous = 0),
+ * and of the default order if the set is empty. */
+hp_err hp_rank_map_choose(const hp_problem *prob, const hp_plan *plan, unsigned orders,
                           hp_rank_map *map, hp_diag *d);
 void hp_rank_map_release(hp_rank_map *map);
 
+/* An export format is its number in the table of formats (src/launch_registry.c, one
+ * entry per framework); the constants name the built-in ones. */
 typedef enum { HP_LAUNCH_MEGATRON = 0, HP_LAUNCH_DEEPSPEED, HP_LAUNCH_TORCHRUN } hp_launch_format;
 
-/* Parses "megatron", "deepspeed", "torchrun"; -1 otherwise. */
+/* The number of the format named `s` ("megatron", "deepspeed", "torchrun"); -1 if none
+ * is (or s is NULL). */
 int hp_launch_format_parse(const char *s);
+/* The name of format f; NULL past the last, so `for (f = 0; hp_launch_format_name(f); f++)`
+ * visits them all. The string is static. */
+const char *hp_launch_format_name(int f);
+/* The formats' names in table order, joined by `sep` and the last two by `last`
+ * ("megatron, deepspeed or torchrun" with ", " and " or "), into buf (truncated to n - 1
+ * characters). Returns buf. */
+char *hp_launch_format_list(char *buf, unsigned long n, const char *sep, const char *last);
 
 typedef struct hp_launch_opts {
   const char *script;    /* the training script; NULL: pretrain_gpt.py (megatron), train.py */
@@ -62,7 +73,8 @@ typedef struct hp_launch_opts {
 /* The launch as a shell script (or, with config_only, DeepSpeed's JSON): the plan's
  * configuration, what the framework cannot express of it with the evaluator's figures for
  * the plan as the framework would run it, the framework's settings, and one launch line
- * per node in node-rank order with its CUDA_VISIBLE_DEVICES. `o` may be NULL. */
+ * per node in node-rank order with its CUDA_VISIBLE_DEVICES. `o` may be NULL. *out is
+ * malloc'd (the caller frees it). HP_INVAL for a format number not in the table. */
 hp_err hp_launch_write(const hp_problem *prob, const hp_plan *plan, hp_launch_format f,
                        const hp_launch_opts *o, char **out, hp_diag *d);
 

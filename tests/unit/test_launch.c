@@ -1,12 +1,14 @@
 /* test_launch.c -- the launch scripts of `hetplan export`, read back: the node order and
  * CUDA_VISIBLE_DEVICES they give (or the per-rank table), under the rank order they name,
- * must put every slot (stage, replica, TP rank) on the device the plan chose. Plans: in
- * Megatron order, its mirror, replicas across nodes, a placement no node order realises,
- * TP ranks out of GPU order, and an sa plan on the heterogeneous AMP cluster. */
+ * must put every slot (stage, replica, TP rank) on the device the plan chose, in every
+ * format of the table. Plans: in Megatron order, its mirror, replicas across nodes, a
+ * placement no node order realises, TP ranks out of GPU order, and an sa plan on the
+ * heterogeneous AMP cluster. Also the table of formats itself. */
 #include <stdlib.h>
 
 #include "harness.h"
 #include "fixtures.h"
+#include "../../src/launch.h"
 
 typedef struct inverted {
   int n;                 /* ranks read */
@@ -109,14 +111,14 @@ static char *launch(const hp_problem *p, const hp_plan *pl, hp_launch_format f)
   return text;
 }
 
-/* All three formats of one plan invert to it; returns the Megatron script. */
+/* Every format of the table inverts one plan to it; returns the Megatron script. */
 static int all_formats_invert(const hp_problem *p, const hp_plan *pl, char **megatron)
 {
   int ok = 1;
-  for (int f = HP_LAUNCH_MEGATRON; f <= HP_LAUNCH_TORCHRUN; f++) {
+  for (int f = 0; hp_launch_format_name(f); f++) {
     char *t = launch(p, pl, (hp_launch_format)f);
     if (!inverts_to_plan(p, pl, t)) {
-      fprintf(stderr, "  format %d does not invert\n", f);
+      fprintf(stderr, "  format %s does not invert\n", hp_launch_format_name(f));
       ok = 0;
     }
     if (f == HP_LAUNCH_MEGATRON && megatron) *megatron = t;
@@ -304,5 +306,58 @@ TEST(launch_megatron_arguments_and_what_it_cannot_express)
   free(b);
   hp_plan_destroy(&even);
   hp_plan_destroy(&uneven);
+  hp_problem_destroy(&p);
+}
+
+/* The table: the built-in formats at their constants' numbers, names parsed back, every
+ * entry complete; an unknown number is refused. */
+TEST(launch_formats_table_lists_every_format_once)
+{
+  char buf[128];
+  int n = 0;
+  hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_plan *pl = fx_plan(p, TINY_PLAN("[[0], [1]]", "[[2], [3]]"));
+  hp_diag d = {0};
+  char *text = NULL;
+  CHECK_INT(hp_launch_format_parse("megatron"), HP_LAUNCH_MEGATRON);
+  CHECK_INT(hp_launch_format_parse("deepspeed"), HP_LAUNCH_DEEPSPEED);
+  CHECK_INT(hp_launch_format_parse("torchrun"), HP_LAUNCH_TORCHRUN);
+  CHECK_INT(hp_launch_format_parse("slurm"), -1);
+  CHECK_INT(hp_launch_format_parse(NULL), -1);
+  CHECK(hp_launch_format_name(-1) == NULL);
+  for (int f = 0; hp_launch_format_name(f); f++, n++) {
+    const hp_launch_fmt *e = hp__launch_fmt(f);
+    CHECK(e != NULL && e->name && e->framework && e->script && e->unrealised && e->emit);
+    CHECK(e->order[HP_ORDER_TP_DP_PP] != NULL);   /* the first order is always tried */
+    CHECK_INT(hp_launch_format_parse(e->name), f);
+    /* the script names the framework and the order it numbers ranks by */
+    text = launch(p, pl, (hp_launch_format)f);
+    snprintf(buf, sizeof buf, "# %s launch for a plan", e->framework);
+    CHECK_CONTAINS(text, buf);
+    CHECK_CONTAINS(text, e->order[HP_ORDER_TP_DP_PP]);
+    free(text);
+  }
+  CHECK_INT(n, 3);
+  CHECK(hp__launch_fmt(n) == NULL);
+  CHECK(!strcmp(hp_launch_format_list(buf, sizeof buf, ", ", " or "), "megatron, deepspeed or torchrun"));
+  CHECK(!strcmp(hp_launch_format_list(buf, sizeof buf, "|", "|"), "megatron|deepspeed|torchrun"));
+  CHECK(!strcmp(hp_launch_format_list(buf, 6, "|", "|"), "megat"));
+  text = buf;
+  CHECK(hp_launch_write(p, pl, (hp_launch_format)n, NULL, &text, &d) == HP_INVAL);
+  CHECK(text == NULL);
+  CHECK_CONTAINS(d.msg, "unknown launch format 3");
+  /* config_only: DeepSpeed's config alone; a format without a config ignores it */
+  {
+    hp_launch_opts o = {0};
+    o.config_only = 1;
+    CHECK(hp_launch_write(p, pl, HP_LAUNCH_DEEPSPEED, &o, &text, &d) == HP_OK);
+    CHECK(text[0] == '{');
+    free(text);
+    CHECK(hp__launch_fmt(HP_LAUNCH_TORCHRUN)->config == NULL);
+    CHECK(hp_launch_write(p, pl, HP_LAUNCH_TORCHRUN, &o, &text, &d) == HP_OK);
+    CHECK_CONTAINS(text, "torchrun --nnodes 2");
+    free(text);
+  }
+  hp_plan_destroy(&pl);
   hp_problem_destroy(&p);
 }

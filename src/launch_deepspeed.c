@@ -1,0 +1,120 @@
+/* launch_deepspeed.c -- the DeepSpeed export format: ds_config.json (ZeRO stage from the
+ * sharding, micro-batch, accumulation), a hostfile and the deepspeed launch; under
+ * torchrun when --include's sorting of a node's GPUs would break the placement. Its one
+ * rank order is the pipe-data-model topology (docs/export.md). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "launch.h"
+
+/* Per-layer ZeRO-3 under a pipeline or on some layers, per-stage recompute and GPipe made
+ * uniform; the stage boundaries and tensor parallelism that the model's code must give. */
+static void deepspeed_limits(hp_launch_ctx *c)
+{
+  const hp_plan *pl = c->plan;
+  int nz = 0, L = pl->n_layers;
+  char buf[256];
+  for (int l = 0; l < L; l++) nz += pl->zdp[l] && pl->dp > 1;
+  if (nz > 0) {
+    hp__launch_ranges(buf, sizeof buf, pl->zdp, L);
+    if (pl->pp > 1) {
+      hp__launch_note(c, "ZeRO-3 on layer%s %s: DeepSpeed's pipeline engine refuses ZeRO-2 and "
+                      "ZeRO-3 (\"incompatible with pipeline parallelism\"); exported: ZeRO stage "
+                      "1. The figures below count those layers replicated", nz > 1 ? "s" : "", buf);
+      memset(c->var->zdp, 0, (size_t)L);
+    } else if (nz < L) {
+      hp__launch_note(c, "ZeRO-3 on layers %s only: DeepSpeed's stage 3 shards every layer (its "
+                      "stage3_param_persistence_threshold keeps only small tensors whole); the "
+                      "figures below shard every layer", buf);
+      memset(c->var->zdp, 1, (size_t)L);
+    }
+  }
+  hp__launch_uniform_recompute(c, "DeepSpeed's PipelineModule(activation_checkpoint_interval) takes");
+  hp__launch_only_1f1b(c, "DeepSpeed (its synchronous TrainSchedule)");
+  if (pl->pp > 1)
+    hp__launch_note(c, "stage boundaries: DeepSpeed's PipelineModule partitions by 'parameters', "
+                    "'uniform' or 'type:REGEX' only; to get the plan's boundaries (listed below) "
+                    "set the module's parts in your code");
+  if (pl->tp > 1)
+    hp__launch_note(c, "tensor parallelism (tp %d): DeepSpeed takes it from the model's own code "
+                    "(e.g. Megatron-DeepSpeed's mpu); DeepSpeed's topology then orders ranks pipe, "
+                    "data, model as here", pl->tp);
+  if (c->map->contiguous && !c->map->ascending)
+    hp__launch_note(c, "DeepSpeed's --include sorts a node's GPUs, and this placement needs them "
+                    "out of order on some node: the launch below runs the DeepSpeed program under "
+                    "torchrun with CUDA_VISIBLE_DEVICES instead (deepspeed.init_distributed reads "
+                    "torchrun's RANK)");
+}
+
+/* ds_config.json: ZeRO stage 3 when the variant shards, 1 when the plan shards under a
+ * pipeline (the pipeline engine's most), else 0. */
+static void deepspeed_config(const hp_launch_ctx *c, hp_sb *b)
+{
+  const hp_plan *pl = c->plan, *var = c->var;
+  const struct hp_transformer *t = c->prob->model->transformer;
+  int nz = 0, stage;
+  for (int l = 0; l < pl->n_layers; l++) nz += var->zdp[l] && pl->dp > 1;
+  stage = nz > 0 ? 3 : 0;
+  for (int l = 0; l < pl->n_layers && pl->pp > 1; l++)
+    if (pl->zdp[l] && pl->dp > 1) stage = 1;   /* the pipeline engine's most */
+  hp__sb_printf(b, "{\n  \"train_batch_size\": %ld,\n  \"train_micro_batch_size_per_gpu\": %d,\n"
+                "  \"gradient_accumulation_steps\": %ld,\n", c->prob->job.gbs, pl->mbs, pl->gas);
+  if (t && t->dtype == HP_DTYPE_FP16) hp__sb_printf(b, "  \"fp16\": { \"enabled\": true },\n");
+  else if (!t || t->dtype == HP_DTYPE_BF16) hp__sb_printf(b, "  \"bf16\": { \"enabled\": true },\n");
+  hp__sb_printf(b, "  \"zero_optimization\": { \"stage\": %d }", stage);
+  if (var->recompute[0])
+    hp__sb_printf(b, ",\n  \"activation_checkpointing\": { \"partition_activations\": false, "
+                  "\"contiguous_memory_optimization\": false }");
+  hp__sb_printf(b, "\n}\n");
+}
+
+/* The hostfile in node-rank order and deepspeed --include with each node's GPUs. */
+static void deepspeed_launcher(const hp_launch_ctx *c, hp_sb *b)
+{
+  const hp_cluster *cl = c->prob->cluster;
+  const hp_rank_map *map = c->map;
+  hp_sb inc = {0};
+  hp__sb_printf(b, "# hostfile: nodes in node-rank order (DeepSpeed numbers ranks in "
+                "hostfile order)\ncat > hostfile <<'EOF'\n");
+  for (int i = 0; i < map->n_nodes; i++)
+    hp__sb_printf(b, "%s slots=%d\n", cl->nodes[map->node[i]].name, cl->nodes[map->node[i]].gpus);
+  hp__sb_printf(b, "EOF\n# --include: each node's GPUs (DeepSpeed sets CUDA_VISIBLE_DEVICES "
+                "to them, sorted)\ndeepspeed --hostfile hostfile --include ");
+  for (int i = 0; i < map->n_nodes; i++) {
+    hp__sb_printf(&inc, "%s%s:", i ? "@" : "", cl->nodes[map->node[i]].name);
+    for (int q = 0; q < map->count[i]; q++)
+      hp__sb_printf(&inc, "%s%d", q ? "," : "", map->gpu[map->first_rank[i] + q]);
+  }
+  if (inc.failed) b->failed = 1;
+  else hp__launch_quote(b, inc.s);
+  free(inc.s);
+  hp__sb_printf(b, " --master_addr ");
+  hp__launch_quote(b, c->o->master ? c->o->master : cl->nodes[map->node[0]].name);
+  hp__sb_printf(b, " --master_port %d %s --deepspeed --deepspeed_config ds_config.json\n",
+                c->o->port > 0 ? c->o->port : 29500, c->script);
+}
+
+static void deepspeed_emit(const hp_launch_ctx *c, hp_sb *b)
+{
+  hp__sb_printf(b, "cat > ds_config.json <<'EOF'\n");
+  deepspeed_config(c, b);
+  hp__sb_printf(b, "EOF\n");
+  if (c->var->recompute[0])
+    hp__sb_printf(b, "# recompute: the config's activation_checkpointing section sets how; "
+                  "the model asks for it: PipelineModule(..., activation_checkpoint_interval=1) "
+                  "or deepspeed.checkpointing.checkpoint around each layer\n");
+  if (c->map->contiguous && c->map->ascending) deepspeed_launcher(c, b);
+  else if (c->map->contiguous)
+    hp__launch_torchrun(c, b, "--deepspeed --deepspeed_config ds_config.json");
+}
+
+const hp_launch_fmt hp_launch_fmt_deepspeed = {
+  .name = "deepspeed",
+  .framework = "DeepSpeed",
+  .script = "train.py",
+  .order = { [HP_ORDER_TP_DP_PP] = "DeepSpeed's pipe-data-model topology" },
+  .unrealised = "",
+  .limits = deepspeed_limits,
+  .emit = deepspeed_emit,
+  .config = deepspeed_config,
+};

@@ -1,0 +1,164 @@
+/* launch_megatron.c -- the Megatron-LM export format: its arguments (argument names as
+ * docs/export.md cites them from Megatron-LM's sources), run by torchrun on every node,
+ * under its default tp-cp-ep-dp-pp order or --use-tp-pp-dp-mapping. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "launch.h"
+
+/* Blocks (transformer layers) of stage s, for a model from the generator: layer 0 is the
+ * embedding, 1..N the blocks, N+1 the final norm, N+2 the head. */
+static int blocks_in(const hp_plan *pl, int s, int N)
+{
+  int a = pl->first[s], b = hp_stage_last(pl, s), lo = a > 1 ? a : 1, hi = b < N ? b : N;
+  return hi >= lo ? hi - lo + 1 : 0;
+}
+
+/* Per-layer ZeRO-3, per-stage recompute and GPipe made uniform; where the plan's stages
+ * differ from what Megatron's model code does. */
+static void megatron_limits(hp_launch_ctx *c)
+{
+  const hp_plan *pl = c->plan;
+  const hp_model *m = c->prob->model;
+  int nz = 0, L = pl->n_layers;
+  char buf[256];
+  for (int l = 0; l < L; l++) nz += pl->zdp[l] && pl->dp > 1;
+  if (nz > 0) {
+    hp__launch_ranges(buf, sizeof buf, pl->zdp, L);
+    hp__launch_note(c, "ZeRO-3 on layer%s %s: Megatron-LM shards no layer's parameters; the "
+                    "exported --use-distributed-optimizer shards optimizer states of every layer "
+                    "(ZeRO-1). The figures below count those layers replicated (an upper bound "
+                    "on their memory)", nz > 1 ? "s" : "", buf);
+    memset(c->var->zdp, 0, (size_t)L);
+  }
+  hp__launch_uniform_recompute(c, "Megatron-LM's --recompute-* flags make");
+  hp__launch_only_1f1b(c, "Megatron-LM");
+  if (m->transformer && pl->pp > 1) {
+    int N = m->transformer->layers;
+    int s_norm = 0, s_head = pl->pp - 1;
+    for (int s = 0; s < pl->pp; s++)
+      if (pl->first[s] <= N + 1 && N + 1 <= hp_stage_last(pl, s)) s_norm = s;
+    if (s_norm != s_head)
+      hp__launch_note(c, "the plan puts the final norm (layer %d) on stage %d; Megatron-LM keeps "
+                      "it with the output layer on the last stage (a norm's work: a negligible "
+                      "difference)", N + 1, s_norm);
+  }
+  if (!m->transformer)
+    hp__launch_note(c, "model '%s' has explicit layers, not a transformer description: the model "
+                    "flags are yours to give; the stage layout below takes layer 0 as the "
+                    "embedding and the last layer as the loss", m->name);
+}
+
+/* The stage layout in Megatron-Core's --pipeline-model-parallel-layout syntax, and
+ * whether Megatron's default even split gives the same stages. */
+static int megatron_layout(const hp_plan *pl, int N, char *buf, size_t n)
+{
+  size_t len = 0;
+  int even = N % pl->pp == 0;
+  buf[0] = '\0';
+  for (int s = 0; s < pl->pp && len < n; s++) {
+    int k = blocks_in(pl, s, N);
+    if (k != N / pl->pp) even = 0;
+    len += (size_t)snprintf(buf + len, n - len, "%s%s", s ? "|" : "", pl->first[s] == 0 ? "E" : "");
+    if (len < n && k == 1) len += (size_t)snprintf(buf + len, n - len, "t");
+    else if (len < n && k > 1) len += (size_t)snprintf(buf + len, n - len, "t*%d", k);
+    if (len < n && s == pl->pp - 1) len += (size_t)snprintf(buf + len, n - len, "L");
+  }
+  return even;
+}
+
+/* One line of the MEGATRON_ARGS array: the flag, and its value quoted where the shell
+ * would read it otherwise. */
+static void arg(hp_sb *b, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void arg(hp_sb *b, const char *name, const char *fmt, ...)
+{
+  char v[512];
+  va_list ap;
+  hp__sb_printf(b, "  %s", name);
+  if (fmt) {
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    hp__sb_printf(b, " ");
+    if (strpbrk(v, "|*() '\"$")) hp__launch_quote(b, v);
+    else hp__sb_printf(b, "%s", v);
+  }
+  hp__sb_printf(b, "\n");
+}
+
+static void megatron_args(hp_sb *b, const hp_problem *prob, const hp_plan *pl, const hp_plan *var,
+                          const hp_rank_map *map)
+{
+  const hp_model *m = prob->model;
+  const struct hp_transformer *t = m->transformer;
+  int nz = 0;
+  for (int l = 0; l < pl->n_layers; l++) nz += pl->zdp[l] && pl->dp > 1;
+  hp__sb_printf(b, "MEGATRON_ARGS=(\n");
+  arg(b, "--tensor-model-parallel-size", "%d", pl->tp);
+  arg(b, "--pipeline-model-parallel-size", "%d", pl->pp);
+  arg(b, "--micro-batch-size", "%d", pl->mbs);
+  arg(b, "--global-batch-size", "%ld", prob->job.gbs);
+  if (map->order == HP_ORDER_TP_PP_DP) arg(b, "--use-tp-pp-dp-mapping", NULL);
+  if (t) {
+    int pos = t->positions > 0 ? t->positions : t->seq;
+    arg(b, "--num-layers", "%d", t->layers);
+    arg(b, "--hidden-size", "%d", t->hidden);
+    arg(b, "--ffn-hidden-size", "%d", t->ffn > 0 ? t->ffn : t->family == HP_TF_GPT ? 4 * t->hidden
+        : 256 * ((8 * t->hidden / 3 + 255) / 256));
+    arg(b, "--num-attention-heads", "%d", t->heads);
+    if (t->kv_heads > 0 && t->kv_heads != t->heads) {
+      arg(b, "--group-query-attention", NULL);
+      arg(b, "--num-query-groups", "%d", t->kv_heads);
+    }
+    arg(b, "--seq-length", "%d", t->seq);
+    arg(b, "--max-position-embeddings", "%d", pos);
+    if (t->family == HP_TF_LLAMA) {
+      arg(b, "--position-embedding-type", "rope");
+      arg(b, "--swiglu", NULL);
+      arg(b, "--normalization", "RMSNorm");
+      if (!t->out_bias && !t->mlp_bias) {
+        arg(b, "--disable-bias-linear", NULL);
+        if (t->qkv_bias) arg(b, "--add-qkv-bias", NULL);
+      }
+    } else if (t->positions < 0) {
+      arg(b, "--position-embedding-type", "rope");
+    }
+    if (!t->tied) arg(b, "--untie-embeddings-and-output-weights", NULL);
+  }
+  if (pl->pp > 1) {
+    char lay[2048];
+    int N = t ? t->layers : pl->n_layers - 2;
+    if (!megatron_layout(pl, N, lay, sizeof lay)) arg(b, "--pipeline-model-parallel-layout", "%s", lay);
+  }
+  if (var->recompute[0]) {   /* the variant recomputes every stage or none */
+    arg(b, "--recompute-granularity", "full");
+    arg(b, "--recompute-method", "uniform");
+    arg(b, "--recompute-num-layers", "1");
+  }
+  if (nz > 0) arg(b, "--use-distributed-optimizer", NULL);
+  if (t && t->dtype == HP_DTYPE_FP16) arg(b, "--fp16", NULL);
+  else if (!t || t->dtype == HP_DTYPE_BF16) arg(b, "--bf16", NULL);
+  hp__sb_printf(b, ")\n");
+  if (t) hp__sb_printf(b, "# vocabulary: %d entries, from your tokenizer (Megatron pads it to a "
+                       "multiple of --make-vocab-size-divisible-by x tp)\n", t->vocab);
+}
+
+static void megatron_emit(const hp_launch_ctx *c, hp_sb *b)
+{
+  if (c->plan->tp > 1) hp__sb_printf(b, "export CUDA_DEVICE_MAX_CONNECTIONS=1   # Megatron-LM asks "
+                                     "for it with tensor parallelism\n");
+  megatron_args(b, c->prob, c->plan, c->var, c->map);
+  if (c->map->contiguous) hp__launch_torchrun(c, b, "\"${MEGATRON_ARGS[@]}\"");
+}
+
+const hp_launch_fmt hp_launch_fmt_megatron = {
+  .name = "megatron",
+  .framework = "Megatron-LM",
+  .script = "pretrain_gpt.py",
+  .order = { [HP_ORDER_TP_DP_PP] = "Megatron's default tp-cp-ep-dp-pp",
+             [HP_ORDER_TP_PP_DP] = "Megatron's tp-pp-dp (--use-tp-pp-dp-mapping)" },
+  .unrealised = " (nor under Megatron's tp-pp-dp order)",
+  .limits = megatron_limits,
+  .emit = megatron_emit,
+};
