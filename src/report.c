@@ -310,6 +310,11 @@ static void pictures(doc *o, const hp_problem *prob, const hp_plan *pl, const hp
   char *svg = NULL;
   hp_sim sim = {0};
   heading(o, 2, "Placement");
+  para_begin(o);
+  textf(o, "The nodes by class, each GPU coloured by its stage; then the pipeline in stage "
+        "order with the hand-off links: the slowest lane's bandwidth and the bytes each "
+        "micro-batch sends on a TP lane, each way.");
+  para_end(o);
   if (hp_plan_svg(prob, pl, &svg, d) == HP_OK) {
     hp__sb_printf(&o->b, "<div class=\"figure\">\n%s</div>\n", svg);
     free(svg);
@@ -319,8 +324,10 @@ static void pictures(doc *o, const hp_problem *prob, const hp_plan *pl, const hp
   if (hp_simulate(prob, pl, &sim, d) == HP_OK && hp_sim_svg(prob, pl, &sim, &svg, d) == HP_OK) {
     para_begin(o);
     textf(o, "The discrete-event simulation of one iteration (docs/simulator.md): %.6f s "
-          "against the formula's %.6f s (rows: devices; forward, backward, transfers and "
-          "all-reduces in distinct colours).", sim.iteration_time, e->iteration_time);
+          "against the formula's %.6f s. One row per stage in pipeline order, its replicas "
+          "folded into the one that finishes last; forwards and backwards numbered with their "
+          "micro-batch, transfers under them, the stage's all-reduce at the end.",
+          sim.iteration_time, e->iteration_time);
     para_end(o);
     hp__sb_printf(&o->b, "<div class=\"figure\">\n%s</div>\n", svg);
   }
@@ -349,7 +356,8 @@ hp_err hp_report_write(const hp_problem *prob, const hp_plan *pl, const hp_repor
     hp__sb_printf(&o.b, "</title>\n<style>\nbody { font-family: sans-serif; max-width: 70em; "
                   "margin: 2em auto; }\ntable { border-collapse: collapse; margin: 1em 0; }\n"
                   "th, td { border: 1px solid #bbb; padding: 0.2em 0.6em; text-align: left; }\n"
-                  "th { background: #eee; }\n.figure { overflow-x: auto; }\n</style>\n</head>\n"
+                  "th { background: #eee; }\n.figure { overflow-x: auto; }\n"
+                  ".figure svg { max-width: 100%%; height: auto; }\n</style>\n</head>\n"
                   "<body>\n");
     heading(&o, 1, title);
   } else {

@@ -38,12 +38,19 @@ void hp_sim_release(hp_sim *s);
  * checked as by hp_evaluate; memory does not matter here. */
 hp_err hp_simulate(const hp_problem *prob, const hp_plan *plan, hp_sim *s, hp_diag *d);
 
-/* The simulation as an SVG Gantt chart, one row per device (malloc'd, caller frees). */
+/* The simulation as an SVG Gantt chart, 1000 px wide (svg_gantt.c): one row per stage in
+ * pipeline order, drawn for the replica whose backwards end last, forwards and backwards
+ * numbered with their micro-batch (every k-th where boxes are narrow), its transfers
+ * under them and the stage's all-reduce; runs of boxes too narrow to tell apart become
+ * bands, so the size stays near 100 KB at any pp and gas (malloc'd, caller frees). */
 hp_err hp_sim_svg(const hp_problem *prob, const hp_plan *plan, const hp_sim *s, char **out,
                   hp_diag *d);
 
-/* The plan's placement as an SVG: nodes and devices coloured by stage, replica and TP
- * rank labelled, hand-off links drawn (malloc'd, caller frees). */
+/* The plan's placement as an SVG, 1000 px wide (svg_placement.c): the nodes grouped by
+ * class (device type and GPUs a node), each GPU coloured by its stage; then the stages in
+ * order with the GPUs and nodes they hold, and each hand-off's bandwidth (the slowest
+ * lane's Bpp) and the bytes it carries per micro-batch and TP lane, each way
+ * (malloc'd, caller frees). */
 hp_err hp_plan_svg(const hp_problem *prob, const hp_plan *plan, char **out, hp_diag *d);
 
 /* The analytic-versus-simulated cross-check: `samples` random valid plans of the search

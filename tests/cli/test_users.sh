@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_users.sh -- issue 12 end to end: a Hugging Face config in (import-hf, or given as
 # --model), plan, export (the launch script run with a stand-in torchrun), report (its
-# HTML's SVGs rendered by rsvg-convert), explained infeasibility, the memory margin and
-# compare's ranking. Ends with "users: N passed, N failed".
+# HTML's SVGs rendered by rsvg-convert; at 768 GPUs under 500 KB and shown in a headless
+# chromium, skipped without it), explained infeasibility, the memory margin and compare's
+# ranking. Ends with "users: N passed, N failed" (and "users: N skipped" when some are).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 H=${HETPLAN:-build/hetplan}
@@ -10,10 +11,10 @@ H=$(cd "$(dirname "$H")" && pwd)/$(basename "$H")
 T=examples/tiny
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-
-ok()  { passed=$((passed + 1)); echo "ok $((passed + failed)) $1"; }
-bad() { failed=$((failed + 1)); echo "not ok $((passed + failed)) $1"; shift; printf '  %s\n' "$@"; }
+passed=0; failed=0; skipped=0
+ok()   { passed=$((passed + 1)); echo "ok $((passed + failed + skipped)) $1"; }
+bad()  { failed=$((failed + 1)); echo "not ok $((passed + failed + skipped)) $1"; shift; printf '  %s\n' "$@"; }
+skip() { skipped=$((skipped + 1)); echo "ok $((passed + failed + skipped)) $1 # skip $2"; }
 expect() {   # expect NAME CODE TEXT -- cmd...
   local name=$1 code=$2 text=$3; shift 4
   local out rc
@@ -107,6 +108,79 @@ done
 if [ "$n" -eq 2 ] && [ "$rendered" -eq 2 ] && grep -q "</html>" $tmp/r.html; then ok report_html_svgs_render; else bad report_html_svgs_render "$n svgs, $rendered rendered"; fi
 expect report_unknown_solver 2 "unknown solver 'nope'" -- $H report $T/plan.json "${tiny[@]}" --gbs 8 --solvers nope
 
+# --- the report at scale (issue 23): the README's 128-GPU plan and two 768-GPU plans
+# (megatron's, and pp 64 x tp 4 x dp 3 in device order), each page under 500 KB, the
+# simulated iteration one row per stage, every picture 1000 px wide and rendered by
+# rsvg-convert; then the 768-GPU pages in a headless browser (skipped without chromium).
+under_500k() {   # under_500k NAME FILE
+  local n; n=$(stat -c %s "$2")
+  if [ "$n" -lt 500000 ]; then ok "$1"; else bad "$1" "$2 is $n bytes"; fi
+}
+svgs_render() {  # svgs_render NAME HTML PP: both SVGs render; the Gantt has a row per stage
+  local name=$1 html=$2 pp=$3 f n=0 base=${2%.html}
+  awk -v b="$base" '/<svg/{f=1; n++; out=b "_fig" n ".svg"} f{print > out} /<\/svg>/{f=0}' "$html"
+  for f in "${base}"_fig*.svg; do
+    grep -q '<svg [^>]*width="1000"' "$f" || { bad "$name" "$f is not 1000 px wide"; return; }
+    rsvg-convert "$f" -o "${f%.svg}.png" 2>$tmp/rsvg.err && [ -s "${f%.svg}.png" ] || { bad "$name" "$f: $(cat $tmp/rsvg.err)"; return; }
+    n=$((n + 1))
+  done
+  local rows; rows=$(grep -c '>stage [0-9]* ([0-9]* x [0-9]*)</text>' "${base}_fig2.svg")
+  if [ "$n" -eq 2 ] && [ "$rows" -eq "$pp" ]; then ok "$name"; else bad "$name" "$n pictures, $rows Gantt rows for pp $pp"; fi
+}
+$H report --html --solvers none $tmp/l70.plan.json -o $tmp/r128.html 2>/dev/null
+under_500k report_128_gpus_under_500kb $tmp/r128.html
+svgs_render report_128_gpus_pictures $tmp/r128.html 8
+bash bench/mixed_cluster.sh 96 $tmp/c96.json
+M768=(--model models/llama2-70b.json --cluster $tmp/c96.json)
+expect plan_768_megatron 0 "pp 6 tp 8 dp 16 mbs 1" -- $H plan "${M768[@]}" --gbs 1536 --solver megatron -o $tmp/p768.json
+$H report --html --solvers none $tmp/p768.json -o $tmp/r768.html 2>/dev/null
+under_500k report_768_gpus_under_500kb $tmp/r768.html
+svgs_render report_768_gpus_pictures $tmp/r768.html 6
+{                # 83 layers on 64 stages, the first 19 with two
+  printf '{ "pp": 64, "tp": 4, "dp": 3, "mbs": 1, "stages": ['
+  first=0
+  for ((s = 0; s < 64; s++)); do
+    n=1; [ $s -lt 19 ] && n=2
+    printf '%s{ "layers": [%d, %d], "devices": [' "$([ $s -gt 0 ] && echo ,)" $first $((first + n - 1))
+    for ((r = 0; r < 3; r++)); do
+      d=$(((s * 3 + r) * 4))
+      printf '%s[%d, %d, %d, %d]' "$([ $r -gt 0 ] && echo ,)" $d $((d + 1)) $((d + 2)) $((d + 3))
+    done
+    printf '] }'
+    first=$((first + n))
+  done
+  printf '] }\n'
+} > $tmp/p64.json
+$H report --html --solvers none $tmp/p64.json "${M768[@]}" --gbs 768 -o $tmp/r64.html 2>/dev/null
+under_500k report_768_gpus_pp64_under_500kb $tmp/r64.html
+svgs_render report_768_gpus_pp64_pictures $tmp/r64.html 64
+
+# in a browser: the page, and each picture alone (a blank 1200 x 3000 page is about 17 KB)
+shot() {   # shot FILE.png W H URL
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$(mktemp -d -p $tmp)" --screenshot="$1" --window-size="$2,$3" "$4" >/dev/null 2>&1
+}
+png_ok() { # png_ok FILE W H MIN_BYTES: a PNG of that size with more than MIN_BYTES
+  [ -s "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' ')" = "89504e470d0a1a0a" ] &&
+    [ "$(od -An -tu4 --endian=big -j16 -N8 "$1" | tr -s ' ' | sed 's/^ //')" = "$2 $3" ] &&
+    [ "$(stat -c %s "$1")" -gt "$4" ]
+}
+if ! command -v chromium >/dev/null; then
+  skip report_768_in_browser "chromium not found (Debian: chromium; ./scripts/install-deps.sh)"
+else                # the pp 64 page: the longest
+  shot $tmp/shot.png 1200 3000 "file://$tmp/r64.html"
+  if png_ok $tmp/shot.png 1200 3000 100000; then
+    good=1
+    for f in 1 2; do
+      h=$(sed -n '1s/.*height="\([0-9]*\)".*/\1/p' $tmp/r64_fig$f.svg)
+      shot $tmp/shot_$f.png 1000 "$h" "file://$tmp/r64_fig$f.svg"
+      png_ok $tmp/shot_$f.png 1000 "$h" 30000 || { good=0; bad report_768_in_browser "picture $f: $(ls -l $tmp/shot_$f.png 2>&1)"; }
+    done
+    [ $good -eq 1 ] && ok report_768_in_browser
+  else bad report_768_in_browser "page: $(ls -l $tmp/shot.png 2>&1)"; fi
+fi
+
 # --- explained infeasibility
 expect plan_dp_not_proved 6 "none found in the part of the space this solver searches" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4
 expect plan_nearest_miss 6 "device 0 (stage 0, node 'a', fast) needs 3.975 GiB of 1.000 GiB: short by 2.975 GiB" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4
@@ -145,5 +219,6 @@ EOF
 expect bottleneck_gas1 0 "bottleneck      stage 0 of replica 0: 547.000 ms per micro-batch x gas 1 = 0.547000 s, 99.5 % of the iteration" \
   -- $H evaluate --model $tmp/one.json --cluster $tmp/two.json --gbs 2 --plan $tmp/one.plan.json
 
+[ $skipped -gt 0 ] && echo "users: $skipped skipped"
 echo "users: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
