@@ -8,10 +8,11 @@
  *   3. a short simulated annealing from the incumbent;
  *   4. the pattern MIP (formulation/mip_pattern.c) of the configurations left open, best
  *      bound first, and of the best configuration even when it is closed: the backend's
- *      solution decodes into a plan of its own, and its figures check the DP's. The MIP's
- *      optimum cannot be below the DP's bound (the DP relaxes the MIP's sharding and
- *      counting); if it is, or a plan evaluates below a bound, the two disagree: that is
- *      said, the configuration keeps the lower figure and is not pruned.
+ *      solution decodes into a plan of its own (hp_mip_decode_pattern_plan), and its
+ *      figures check the DP's. The MIP's optimum cannot be below the DP's bound (the DP
+ *      relaxes the MIP's sharding and counting); if it is, or a plan evaluates below a
+ *      bound, the two disagree: that is said, the configuration keeps the lower figure
+ *      and is not pruned.
  * Bounds are the DP's: a configuration is pruned on its DP bound alone. The global bound
  * is the least bound of the configurations left open (and the incumbent); if one was
  * never bounded, there is none, and the result names the configurations left.
@@ -226,10 +227,8 @@ static hp_err solve_mip(cert *c, int i, hp_mip_backend backend, double seconds, 
   hp_mip *m = NULL;
   hp_mip_pmap map;
   hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
-  hp_pat_result r;
   hp_err err;
   double cutoff = INFINITY, dpb = c->b[i].bound;
-  memset(&r, 0, sizeof r);
   memset(&map, 0, sizeof map);
   memset(&pt, 0, sizeof pt);
   if ((err = hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, d))) return err;
@@ -240,22 +239,11 @@ static hp_err solve_mip(cert *c, int i, hp_mip_backend backend, double seconds, 
   if ((err = backend(m, NULL, c->lim, seconds, cutoff, &sol, d))) goto done;
   c->out->work++;
   if (sol.x) {
-    int pp = pl->pp, L = pl->n_layers, C = pt.n_cls, found = 0;
     double obj = sol.obj * m->obj_scale;
-    r.found = 1;
-    r.first = hp__calloc((size_t)pp + 1, sizeof *r.first);
-    r.kind = hp__calloc((size_t)pp, sizeof *r.kind);
-    r.rec = hp__calloc((size_t)pp, 1);
-    r.count = hp__calloc((size_t)pp * C, sizeof *r.count);
-    r.zdp = hp__calloc((size_t)L, 1);
-    if (!r.first || !r.kind || !r.rec || !r.count || !r.zdp) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-    hp_mip_decode(&map.base, sol.x, pl);
-    memcpy(r.first, pl->first, (size_t)(pp + 1) * sizeof *r.first);
-    memcpy(r.rec, pl->recompute, (size_t)pp);
-    memcpy(r.zdp, pl->zdp, (size_t)L);
-    hp_mip_decode_pattern(&map, sol.x, r.kind, r.count);
+    int found = 0;
     if (sol.status == HP_SOL_OPTIMAL && obj < dpb * (1 - AGREE_TOL) - 1e-12) c->disagree[i] = 1;
-    if (!(err = hp__pattern_plan(p, &pt, &r, deadline, pl, &found, d)) && found) {
+    if (!(err = hp_mip_decode_pattern_plan(p, &pt, &map, sol.x, deadline - hp__now(), pl, &found, d)) &&
+        found) {
       hp_eval e = {0};
       if (!(err = hp_evaluate(p, pl, &e, d)) && e.feasible) {
         if (e.iteration_time < dpb * (1 - CERT_TOL)) c->disagree[i] = 1;   /* a plan below a bound */
@@ -269,7 +257,6 @@ static hp_err solve_mip(cert *c, int i, hp_mip_backend backend, double seconds, 
   }
 done:
   free(sol.x);
-  hp__pat_result_release(&r);
   hp_mip_destroy(&m);
   hp_mip_pmap_release(&map);
   hp_patterns_release(&pt);
