@@ -9,7 +9,6 @@
 
 #include "cli.h"
 #include "hetplan/hp_mip.h"
-#include "../solvers/search.h"
 
 static const char export_help[] =
   "usage: hetplan export-lp --model M --cluster C --gbs N --config pp=P,tp=T,dp=D,mbs=B\n"
@@ -190,43 +189,6 @@ static int read_solution(const char *path, const hp_mip *m, double *x)
   return found;
 }
 
-/* The plan a pattern program's solution decodes to (kinds, counts, split, flags). */
-static hp_err decode_pattern(program *g, const double *x, hp_diag *d)
-{
-  int pp = g->pl->pp, L = g->pl->n_layers, C = g->pt.n_cls, found = 0;
-  hp_pat_result r;
-  hp_err err;
-  memset(&r, 0, sizeof r);
-  r.found = 1;
-  r.first = calloc((size_t)pp + 1, sizeof *r.first);
-  r.kind = calloc((size_t)pp, sizeof *r.kind);
-  r.rec = calloc((size_t)pp, 1);
-  r.count = calloc((size_t)pp * C, sizeof *r.count);
-  r.zdp = calloc((size_t)L, 1);
-  if (!r.first || !r.kind || !r.rec || !r.count || !r.zdp) {
-    hp__pat_result_release(&r);
-    return hp_fail(d, HP_NOMEM, "out of memory");
-  }
-  hp_mip_decode(&g->pmap.base, x, g->pl);
-  memcpy(r.first, g->pl->first, (size_t)(pp + 1) * sizeof *r.first);
-  memcpy(r.rec, g->pl->recompute, (size_t)pp);
-  memcpy(r.zdp, g->pl->zdp, (size_t)L);
-  hp_mip_decode_pattern(&g->pmap, x, r.kind, r.count);
-  for (int s = 0; s < pp; s++) {            /* counts must be a placement's */
-    int sum = 0;
-    for (int c = 0; c < C; c++) sum += r.count[s * C + c];
-    if (sum != g->pl->dp) {
-      hp__pat_result_release(&r);
-      return hp_fail(d, HP_PLAN, "stage %d takes %d TP groups, not dp = %d: the solution is "
-                     "not one of this program", s, sum, g->pl->dp);
-    }
-  }
-  err = hp__pattern_plan(g->prob, &g->pt, &r, INFINITY, g->pl, &found, d);
-  if (!err && !found) err = hp_fail(d, HP_PLAN, "no split of the decoded placement fits in memory");
-  hp__pat_result_release(&r);
-  return err;
-}
-
 int cmd_decode(int argc, char **argv)
 {
   cli_opts o;
@@ -256,8 +218,11 @@ int cmd_decode(int argc, char **argv)
     rc = EXIT_INPUT;
     goto done;
   }
-  if (g.pattern) err = decode_pattern(&g, x, &d);
-  else { hp_mip_decode(&g.map, x, g.pl); err = HP_OK; }
+  if (g.pattern) {
+    int found = 0;
+    err = hp_mip_decode_pattern_plan(g.prob, &g.pt, &g.pmap, x, INFINITY, g.pl, &found, &d);
+    if (!err && !found) err = hp_fail(&d, HP_PLAN, "no split of the decoded placement fits in memory");
+  } else { hp_mip_decode(&g.map, x, g.pl); err = HP_OK; }
   if (err || (err = hp_evaluate(g.prob, g.pl, &e, &d)) ||
       (err = hp_plan_to_json(g.prob, g.pl, &e, NULL, NULL, &text, &d))) {
     fprintf(stderr, "hetplan decode: the solution does not decode to a valid plan:\n");

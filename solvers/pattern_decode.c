@@ -8,7 +8,9 @@
  * node's network. A stage's groups go to replicas fastest first to the replica whose
  * pipeline time so far is largest, so that the slow groups of mixed stages fall on
  * different replicas (the bound assumes the replica with a stage's slowest slot is fast
- * elsewhere). The layer DP then splits the layers exactly for that placement. */
+ * elsewhere). The layer DP then splits the layers exactly for that placement. A pattern
+ * program's solution decodes the same way (hp_mip_decode_pattern_plan, hp_mip.h: its
+ * counts are taken as they are), for the certificate and for `hetplan decode`. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,5 +181,41 @@ done:
   free(slot_node);
   free(slot_off);
   free(load);
+  return err;
+}
+
+hp_err hp_mip_decode_pattern_plan(const hp_problem *p, const hp_patterns *pt,
+                                  const hp_mip_pmap *map, const double *x, double seconds,
+                                  hp_plan *pl, int *found, hp_diag *d)
+{
+  int pp = pl->pp, L = pl->n_layers, C = pt->n_cls;
+  hp_pat_result r;
+  hp_err err = HP_OK;
+  *found = 0;
+  memset(&r, 0, sizeof r);
+  r.found = 1;
+  r.first = hp__calloc((size_t)pp + 1, sizeof *r.first);
+  r.kind = hp__calloc((size_t)pp, sizeof *r.kind);
+  r.rec = hp__calloc((size_t)pp, 1);
+  r.count = hp__calloc((size_t)pp * C, sizeof *r.count);
+  r.zdp = hp__calloc((size_t)L, 1);
+  if (!r.first || !r.kind || !r.rec || !r.count || !r.zdp) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  hp_mip_decode(&map->base, x, pl);
+  memcpy(r.first, pl->first, (size_t)(pp + 1) * sizeof *r.first);
+  memcpy(r.rec, pl->recompute, (size_t)pp);
+  memcpy(r.zdp, pl->zdp, (size_t)L);
+  hp_mip_decode_pattern(map, x, r.kind, r.count);
+  for (int s = 0; s < pp; s++) {            /* counts must be a placement's */
+    int sum = 0;
+    for (int c = 0; c < C; c++) sum += r.count[s * C + c];
+    if (sum != pl->dp) {
+      err = hp_fail(d, HP_PLAN, "stage %d takes %d TP groups, not dp = %d: the solution is "
+                    "not one of this program", s, sum, pl->dp);
+      goto done;
+    }
+  }
+  err = hp__pattern_plan(p, pt, &r, isinf(seconds) ? INFINITY : hp__now() + seconds, pl, found, d);
+done:
+  hp__pat_result_release(&r);
   return err;
 }

@@ -1,6 +1,7 @@
 /* search.h -- pieces the search solvers share (internal): the layer-to-stage dynamic
- * program for a fixed configuration and placement, and the outer loop over the
- * configurations of cost-model.md section 5. */
+ * program for a fixed configuration and placement, the configurations of cost-model.md
+ * section 5, and the search driver of dp, glpk and cbc with the items of its phases and
+ * the team it runs in. */
 #ifndef HP_SEARCH_H
 #define HP_SEARCH_H
 
@@ -179,42 +180,24 @@ typedef struct hp_cfg_bound {
   long work;
 } hp_cfg_bound;
 
-/* The pattern DP on cfg[order[q]] (order may be NULL: in turn) for q < n, skipping those
- * already done, each with the incumbent of `out` as its cutoff; decodes every sequence
- * found below it into a plan offered to `out`. Stops at the deadline or lim->stop
- * (recorded in out->stopped). `step` (may be NULL) is called after each. */
-typedef void (*hp_step_fn)(void *ctx, int done);
-/* With a team of more than one (lim->team), the members claim the positions q from
- * counter HP_CTR_PATTERN + round, prune against the team's best, and call `sync` (with
- * step_ctx; a collective that merges b[] and the plans) after each of the two rounds,
- * whatever happened in it. `sync` may be NULL without a team. */
-typedef hp_err (*hp_sync_fn)(void *ctx, hp_diag *d);
-hp_err hp__pattern_pass(const hp_problem *p, const hp_classes *cl, const hp_config *cfg,
-                        const int *order, int n, const hp_limits *lim, double deadline,
-                        hp_result *out, hp_cfg_bound *b, hp_step_fn step, void *step_ctx,
-                        hp_sync_fn sync, hp_diag *d);
+/* One item of the driver's phase 2 (pattern_pass.c): configuration c's pattern DP with
+ * `cutoff` (the incumbent; INFINITY: none), within min(deadline, the time its patterns are
+ * built + share); records the bound in *b if the DP ran to its end (its work either way),
+ * and decodes the sequence found below the cutoff, if any, into a plan offered to `out`. */
+hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                          const hp_limits *lim, double cutoff, double deadline, double share,
+                          hp_result *out, hp_cfg_bound *b, hp_diag *d);
 
-/* The team counters of the MIP search (hp_team.h): one per phase and round. */
-enum { HP_CTR_SEEDS = 0, HP_CTR_PATTERN = 1 /* and 2 */, HP_CTR_MIPS = 3 };
-
-/* Plans of the fast heuristics (seed.c): the layer DP of every configuration under both
- * fixed placements, and the baselines (hethub, dhondt, megatron, megatron-params,
- * pipette, amp, osdp), each offered to `out`; fixed_obj[i] (may be NULL) gets configuration i's
- * best fixed-placement DP figure (INFINITY if none fits), an order for later passes.
- * The work is hp__seed_items(n) items (the configurations, then the baselines), done in
- * turn, or with a team (may be NULL) claimed one at a time from counter HP_CTR_SEEDS,
- * each member publishing its best time; `step` (may be NULL) is called after each item
- * with the count done here. With a team, fixed_obj holds only this member's items. */
+/* The items of the driver's phase 1 (seed.c): hp__seed_items(n) of them, configurations
+ * 0..n-1 and then the baselines (hethub, dhondt, megatron, megatron-params, pipette, amp,
+ * osdp). Item i < n is the layer DP of configuration i under both fixed placements, its
+ * best figure written to fixed_obj[i] (INFINITY if none fits); a baseline's item runs it
+ * within the deadline and keeps its plan if it fits. Plans are offered to `out`. */
 int hp__seed_items(int n);
-hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
-                           double deadline, const hp_team *team, hp_result *out,
-                           double *fixed_obj, hp_step_fn step, void *step_ctx, hp_diag *d);
+hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
+                     double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d);
 
-/* Indices 0..n-1 ordered by fixed_obj ascending (ties by index); malloc'd, NULL out of
- * memory (solver_dp.c). */
-int *hp__promise_order(const double *fixed_obj, int n);
-
-/* --- The MIP search shared by the glpk and cbc solvers (mip_search.c). */
+/* --- The pattern programs of the certificate (mip_search.c). */
 #include "hetplan/hp_mip.h"
 
 typedef struct hp_mip_solution {
@@ -240,8 +223,49 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
                          double seconds, double cutoff, hp_mip_solution *out, hp_diag *d);
 #endif
 
-/* The certificate over every configuration (mip_search.c): per configuration the
- * placement-free relaxation's bound and the exact MIPs of two fixed placements. */
-hp_err hp__mip_search(const hp_problem *prob, const hp_limits *lim, hp_mip_backend backend,
-                      const char *name, hp_result *out, hp_diag *d);
+/* Relative tolerance of "optimal", of pruning and of "a plan below a bound": bounds and
+ * times are sums of the same figures in different orders, equal to ~1e-15; the backends'
+ * own tolerances are ~1e-6. */
+#define HP_CERT_TOL 1e-9
+
+/* One item of the driver's phase 4: configuration c's pattern program, solved by
+ * `backend` within `seconds` with `cutoff` (seconds; INFINITY: none). Its solution
+ * decodes into a plan offered to `out` (the layer DP's split within the deadline), and
+ * its figures check the DP's bound b->bound: if the program's optimum is below it, a plan
+ * evaluates below it, or the program has no point where the DP has one, *disagree is set
+ * and b->bound becomes the lesser figure. Counts the call in out->work. */
+hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend backend,
+                       const hp_limits *lim, double seconds, double cutoff, double deadline,
+                       hp_result *out, hp_cfg_bound *b, int *disagree, hp_diag *d);
+
+/* --- The team a search runs in (team_solo.c, hp_team.h). */
+
+/* The team of one process: claims 0, 1, 2, ... per counter, the best time a running
+ * minimum, merges that leave everything as it is. */
+typedef struct hp_team_solo {
+  hp_team team;
+  long next[HP_TEAM_COUNTERS];
+  double best;
+} hp_team_solo;
+
+/* Initialises s and returns its team. */
+const hp_team *hp__team_solo(hp_team_solo *s);
+/* `given` if it has several members, else the solo team s, initialised. */
+const hp_team *hp__team_pick(const hp_team *given, hp_team_solo *solo);
+
+/* --- The search driver (search_driver.c): the one search of dp, glpk and cbc. */
+
+typedef struct hp_search_kind {
+  const char *name;          /* who reports progress: "DP", "GLPK", "CBC" */
+  /* NULL: phases 1 and 2 alone, no bound claimed (dp); else the certificate (glpk, cbc),
+   * which adds the annealing and the pattern programs, solved by this backend, and
+   * claims the bound */
+  hp_mip_backend backend;
+} hp_search_kind;
+
+/* Runs the search of `kind` over every configuration within lim->time_limit (default
+ * 60 s), sharing it with `team` if it has several members (else, and with NULL, a
+ * single process: the solo team). Every member of a team ends with the same result. */
+hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *team,
+                  const hp_search_kind *kind, hp_result *out, hp_diag *d);
 #endif

@@ -1,9 +1,10 @@
-/* seed.c -- plans from the fast heuristics, the starting points of the default search and
- * the incumbents of the certificate: the exact layer DP of every configuration under
- * the two fixed placements (Megatron order and its stage mirror), and the baselines of
- * the literature (HetHub, SageMaker's D'Hondt, Megatron's rules, Pipette, AMP, OSDP),
- * whose plans are often better than those two placements on mixed clusters; a baseline's
- * plan that does not fit is not kept. */
+/* seed.c -- the items of the search driver's phase 1 (search_driver.c): plans from the fast
+ * heuristics, the starting points of `dp` and the incumbents of the certificate. An item
+ * is the exact layer DP of one configuration under the two fixed placements (Megatron
+ * order and its stage mirror), or one baseline of the literature (HetHub, SageMaker's
+ * D'Hondt, Megatron's rules, Pipette, AMP, OSDP), whose plans are often better than those
+ * two placements on mixed clusters; a baseline's plan that does not fit is not kept. The
+ * order, the claims and the time share are the driver's. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -60,9 +61,8 @@ static const char *const baselines[] = { "hethub", "dhondt", "megatron", "megatr
 
 int hp__seed_items(int n) { return n + N_BASELINES; }
 
-/* Item `item`: configuration item under both fixed placements, or a baseline. */
-static hp_err seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
-                        double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d)
+hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
+                     double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d)
 {
   hp_err err = HP_OK;
   if (item < n) {                       /* configuration `item` under both fixed placements */
@@ -83,22 +83,5 @@ static hp_err seed_item(const hp_problem *p, const hp_config *cfg, int n, const 
   hp_result_init(&r);
   if (s->solve(p, NULL, &l, &r, d) == HP_OK && r.plan) err = hp__score_offer(p, lim, r.plan, out, d);
   hp_result_release(&r);
-  return err;
-}
-
-hp_err hp__seed_heuristics(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
-                           double deadline, const hp_team *team, hp_result *out,
-                           double *fixed_obj, hp_step_fn step, void *step_ctx, hp_diag *d)
-{
-  hp_err err = HP_OK;
-  int items = hp__seed_items(n);
-  for (int i = 0; fixed_obj && i < n; i++) fixed_obj[i] = INFINITY;
-  for (int k = 0; k < items && !err; k++) {
-    long item = team ? team->claim(team->ctx, HP_CTR_SEEDS) : k;
-    if (item >= items || (k > 0 && hp__should_stop(lim, deadline, out))) break;
-    err = seed_item(p, cfg, n, lim, deadline, out, fixed_obj, (int)item, d);
-    if (team && out->plan) team->best(team->ctx, out->objective);
-    if (step) step(step_ctx, k + 1);
-  }
   return err;
 }

@@ -1,8 +1,9 @@
-/* solver_cbc.c -- `cbc`: the certificate of mip_search.c with CBC solving its programs
- * (formulation/). The only file that includes Cbc_C_Interface.h. A fresh model per solve,
- * loaded in one call (a CBC model is not valid for change after Cbc_solve); wall-clock
- * time ("timeMode elapsed"); the gap stop is tested before Cbc_isProvenOptimal, which is
- * also 1 after it; a start gives the integer columns and CBC completes and checks it. */
+/* solver_cbc.c -- `cbc`: the certificate of the search driver (search_driver.c) with CBC
+ * solving its programs (formulation/). The only file that includes Cbc_C_Interface.h. A
+ * fresh model per solve, loaded in one call (a CBC model is not valid for change after
+ * Cbc_solve); wall-clock time ("timeMode elapsed"); the gap stop is tested before
+ * Cbc_isProvenOptimal, which is also 1 after it; a start gives the integer columns and
+ * CBC completes and checks it. */
 #include <float.h>
 #include <math.h>
 #include <signal.h>
@@ -138,11 +139,13 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
   return HP_OK;
 }
 
+static const hp_search_kind cbc_kind = { "CBC", hp__cbc_solve_mip };
+
 static hp_err cbc_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
                         hp_result *out, hp_diag *d)
 {
   (void)start;
-  return hp__mip_search(prob, lim, hp__cbc_solve_mip, "CBC", out, d);
+  return hp__search(prob, lim, lim->team, &cbc_kind, out, d);
 }
 
 const hp_solver hp_solver_cbc = {

@@ -1,13 +1,13 @@
-/* solver_glpk.c -- `glpk`: the certificate of mip_search.c with GLPK's branch and cut
- * solving its programs (formulation/). The only file that includes glpk.h. GLPK's pitfalls
- * (docs/toolchain notes): it does not check a start, so the start is completed by an LP
- * with its integer columns fixed and checked against the MIP here; the presolver is off
- * and the LP relaxation is solved first (a presolved problem misreads a start, and
- * reported a false optimum on a relaxation); the best bound is read inside the callback,
- * the tree being gone after;
- * misuse would abort the process, so glp_error_hook jumps back. No state outlives a
- * call: the jump buffer and the callback's data live on the caller's stack, so two
- * solves may run at once in two threads (GLPK keeps its environment per thread). */
+/* solver_glpk.c -- `glpk`: the certificate of the search driver (search_driver.c) with
+ * GLPK's branch and cut solving its programs (formulation/). The only file that includes
+ * glpk.h. GLPK's pitfalls (docs/toolchain notes): it does not check a start, so the start
+ * is completed by an LP with its integer columns fixed and checked against the MIP here;
+ * the presolver is off and the LP relaxation is solved first (a presolved problem
+ * misreads a start, and reported a false optimum on a relaxation); the best bound is read
+ * inside the callback, the tree being gone after; misuse would abort the process, so
+ * glp_error_hook jumps back. No state outlives a call: the jump buffer and the callback's
+ * data live on the caller's stack, so two solves may run at once in two threads (GLPK
+ * keeps its environment per thread). */
 #include <float.h>
 #include <math.h>
 #include <limits.h>
@@ -181,11 +181,13 @@ done:
   return HP_OK;
 }
 
+static const hp_search_kind glpk_kind = { "GLPK", hp__glpk_solve_mip };
+
 static hp_err glpk_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
                          hp_result *out, hp_diag *d)
 {
   (void)start;
-  return hp__mip_search(prob, lim, hp__glpk_solve_mip, "GLPK", out, d);
+  return hp__search(prob, lim, lim->team, &glpk_kind, out, d);
 }
 
 const hp_solver hp_solver_glpk = {

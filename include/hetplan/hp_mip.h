@@ -106,4 +106,18 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
 /* The kind and the counts of each stage of a solution: kind[s], count[s * n_cls + c]. */
 void hp_mip_decode_pattern(const hp_mip_pmap *map, const double *x, int *kind, int *count);
 
+/* The plan a pattern program's solution x decodes to, the one decoding of the glpk and
+ * cbc solvers and of `hetplan decode` (implemented in solvers/pattern_decode.c: it splits
+ * with the layer DP). Each stage takes TP groups of the classes its counts name (one node
+ * per single-node stage, whole nodes first elsewhere, the slow groups of mixed stages
+ * spread over the replicas); its stages, recompute and sharding are the better of the
+ * solution's own and the layer DP's for that placement, the DP within `seconds`
+ * (INFINITY: no limit; a DP cut short leaves the solution's own). `plan` gives the configuration of
+ * pt and map (hp_patterns_build, hp_mip_build_pattern) and receives the plan; *found = 0
+ * when no split of the placement fits in memory. HP_PLAN if a stage's counts do not sum
+ * to dp: x is not a solution of this program. */
+hp_err hp_mip_decode_pattern_plan(const hp_problem *prob, const hp_patterns *pt,
+                                  const hp_mip_pmap *map, const double *x, double seconds,
+                                  hp_plan *plan, int *found, hp_diag *d);
+
 #endif

@@ -1,16 +1,20 @@
 /* hp_team.h -- processes that search together (docs/distributed.md). The library never
  * links MPI and keeps no process-wide state: a caller that runs several processes (the
- * CLI under mpirun: cli/team_mpi.c) hands a search an hp_team through hp_limits.team,
- * whose operations the search calls at fixed points. A NULL team, or one of size 1, is a
- * plain search in one process, exactly as before.
+ * CLI under mpirun: cli/team.c) hands a search an hp_team through hp_limits.team, whose
+ * operations the search calls at fixed points. A NULL team, or one of size 1, is a plain
+ * search in one process, exactly as before: the search then runs in a team of its own,
+ * the solo team (solvers/team_solo.c: claims counted locally, the best time a running
+ * minimum, merges that leave everything as it is), so that it never asks which.
  *
- * The MIP solvers' search (solvers/mip_search.c) uses a team thus: items of work (the
- * fixed-placement DPs and baselines, the pattern bounds of the configurations in order of
- * promise, the pattern MIPs in order of bound) are claimed one at a time from shared
- * counters, so a process that finishes early takes the next; each plan time found is
- * published, so every process prunes against the team's best; between phases the
- * processes merge their figures and plans (collectives), so that each then holds the same
- * state and the result does not depend on how many processes there were. */
+ * The search driver (solvers/search_driver.c) uses the team of the MIP solvers thus (dp
+ * shares nothing: it always runs in the solo team): items of work (the fixed-placement
+ * DPs and baselines, the pattern bounds of the configurations in order of promise, the
+ * pattern MIPs in order of bound) are claimed one at a time from shared counters, so a
+ * process that finishes early takes the next; each plan time found is published, so every
+ * process prunes against the team's best; at the end of each phase, whatever happened in
+ * it, the processes merge their figures and plans (collectives), so that each then holds
+ * the same state and the result does not depend on how many processes there were. A team
+ * serves one search: its counters start at 0. */
 #ifndef HP_TEAM_H
 #define HP_TEAM_H
 

@@ -1,0 +1,491 @@
+/* search_driver.c -- the one search behind `dp` and the certificate of `glpk` and `cbc`,
+ * over the configurations of cost-model.md section 5, in phases, each within its share
+ * of the time limit (default 60 s):
+ *   1. incumbents: the layer DP of every configuration under the two fixed placements,
+ *      and the baselines (items of seed.c); a configuration's best figure there is its
+ *      promise, the order of phase 2;
+ *   2. pattern bounds and plans: the pattern DP of every configuration, most promising
+ *      first, with the incumbent as cutoff (items of pattern_pass.c); every sequence
+ *      below it decodes into a plan. Two rounds: the first gives each configuration a few
+ *      times its share of the time left, so that none starves the rest; the second
+ *      finishes those cut short with what is left, under a better cutoff.
+ *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
+ *   bounds partial). The certificate goes on:
+ *   3. a short simulated annealing from the incumbent, if a configuration is still open;
+ *   4. the pattern programs of the best configuration (even if closed) and of those left
+ *      open, best bound first, each with a share of the time left (items of
+ *      mip_search.c): plans of their own, and a check of the DP's bounds;
+ *   and its bound: the least bound of the configurations left open, and the incumbent; a
+ *   configuration is pruned on its DP bound alone; if one never had a bound there is
+ *   none, and the result names those left.
+ *
+ * Every phase runs in a team (hp_team.h): lim->team for the certificate under mpirun,
+ * else the solo team of one process (team_solo.c), and nothing here asks which. A phase
+ * claims its items from its own counter (so a member that finishes early takes the next),
+ * publishes each plan time (every member prunes against the team's best), and merges its
+ * figures and plans at its end on every path, a failure included; then the members agree
+ * on whether one failed (team_check), and all stop if one did, so none waits forever. The
+ * annealing runs on member 0 alone while the others start on phase 4, so it has no merge
+ * of its own: phase 4 joins its merges whatever happened in it, and its check covers
+ * both. Every member ends with the same state, and the same result as a single process.
+ *
+ * Where to change what: the phases, their order, time shares, cutoffs and merges are
+ * here; what one item does is in seed.c, pattern_pass.c and mip_search.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+
+#define SEARCH_DEFAULT_SECONDS 60.0
+/* No backend call or annealing gets less: cut off within milliseconds it proves nothing. */
+#define MIP_MIN_SECONDS 0.5
+
+/* The team counters (hp_team.h): one per phase and round. */
+enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3 };
+
+typedef struct open_cfg { double bound; int i; } open_cfg;
+
+typedef struct search {
+  const hp_problem *prob;
+  const hp_limits *lim;
+  const hp_search_kind *kind;
+  int cert;             /* the certificate (phases 3 and 4, and the bound); else dp */
+  hp_result *out;
+  const hp_team *team;  /* lim->team's several members, or the solo team */
+  hp_config *cfg;
+  int n;
+  double *fixed;        /* [n] phase 1's best fixed-placement figure per configuration */
+  int *order;           /* [n] the configurations, most promising first */
+  hp_cfg_bound *b;      /* [n] the pattern bounds */
+  int *disagree;        /* [n] the DP and the MIP disagreed on configuration i */
+  open_cfg *open;       /* [n] phase 4's configurations */
+  double *scratch;      /* [5 n] for merging */
+  double t0, budget, deadline;
+  const char *phase;    /* progress: what runs, and how many items it has */
+  int total;
+} search;
+
+/* --- Incumbents and pruning. */
+
+/* The best plan time known: this member's, or the team's. */
+static double incumbent(const search *s)
+{
+  double mine = s->out->plan ? s->out->objective : INFINITY;
+  double all = s->team->best(s->team->ctx, mine);
+  return all < mine ? all : mine;
+}
+
+/* Tells the team this member's best plan time. */
+static void publish(const search *s)
+{
+  if (s->out->plan) s->team->best(s->team->ctx, s->out->objective);
+}
+
+static int pruned_at(const search *s, int i, double inc)
+{
+  return s->b[i].done && !s->disagree[i] && isfinite(inc) && s->b[i].bound >= inc * (1 - HP_CERT_TOL);
+}
+
+static int pruned(const search *s, int i)
+{
+  return pruned_at(s, i, s->out->plan ? s->out->objective : INFINITY);
+}
+
+/* The least bound of the configurations left open, the incumbent if all are closed;
+ * -INFINITY if one was never bounded. */
+static double global_bound(const search *s)
+{
+  double g = s->out->plan ? s->out->objective : INFINITY;
+  for (int i = 0; i < s->n; i++) {
+    if (!s->b[i].done) return -INFINITY;
+    if (!pruned(s, i) && s->b[i].bound < g) g = s->b[i].bound;
+  }
+  return g;
+}
+
+static void report(const search *s, int done)
+{
+  hp_progress p;
+  if (!s->lim->progress) return;
+  p.solver = s->kind->name;
+  p.phase = s->phase;
+  p.done = done;
+  p.total = s->total;
+  p.elapsed = hp__now() - s->t0;
+  p.incumbent = s->out->plan ? s->out->objective : INFINITY;
+  p.bound = s->cert ? global_bound(s) : NAN;       /* dp claims no bound */
+  s->lim->progress(s->lim->progress_ctx, &p);
+}
+
+/* --- Merging the team's state (collectives: every member calls each, in the same order;
+ * with the solo team they leave everything as it is). */
+
+/* Every member's best plan offered to every member (in rank order; plans of equal time
+ * are kept by hp_plan_compare, so all end with the same one). */
+static hp_err merge_plans(search *s, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  long long *mine = NULL;
+  void *all = NULL;
+  /* the counts on the stack up to 1024 members: this collective must be joined even out
+   * of memory (a member that sends nothing still joins) */
+  long n = 0, few[1024], *len = t->size <= 1024 ? few : hp__calloc((size_t)t->size, sizeof *len);
+  hp_err err = HP_OK;
+  if (!len) return hp_fail(d, HP_NOMEM, "out of memory for a team of %d", t->size);
+  if (s->out->plan) {
+    n = hp_plan_packed_words(s->out->plan);
+    if (!(mine = hp__calloc((size_t)n, sizeof *mine))) n = 0;   /* sends nothing; still joins */
+    else hp_plan_pack(s->out->plan, mine);
+  }
+  if (t->gather(t->ctx, mine, n * (long)sizeof *mine, &all, len))
+    err = hp_fail(d, HP_INTERNAL, "team: merging the plans failed");
+  for (long r = 0, at = 0; r < t->size && !err; at += len[r], r++) {
+    hp_plan *pl = NULL;
+    if (r == t->rank || len[r] == 0) continue;
+    if ((err = hp_plan_unpack((const long long *)((const char *)all + at),
+                              len[r] / (long)sizeof(long long), s->prob->model->n_layers, &pl, d)))
+      break;
+    err = hp__score_offer(s->prob, s->lim, pl, s->out, d);
+    hp_plan_destroy(&pl);
+  }
+  free(all);
+  free(mine);
+  if (len != few) free(len);
+  return err;
+}
+
+/* The figures each member computed for the configurations it claimed, and why each
+ * stopped (the furthest-reaching reason: an interrupt anywhere stops all). */
+static hp_err merge_figures(search *s, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  double *v = s->scratch, st = s->out->stopped;
+  int n = s->n, bad = 0;
+  for (int i = 0; i < n; i++) {
+    v[i] = s->b[i].done;
+    v[n + i] = s->b[i].exact;
+    v[2 * n + i] = s->disagree[i];
+    v[3 * n + i] = s->b[i].done ? s->b[i].bound : INFINITY;
+    v[4 * n + i] = (double)s->b[i].work;
+  }
+  bad |= t->reduce(t->ctx, v, 3L * n, HP_TEAM_MAX);
+  bad |= t->reduce(t->ctx, v + 3L * n, n, HP_TEAM_MIN);
+  bad |= t->reduce(t->ctx, v + 4L * n, n, HP_TEAM_MAX);   /* one member did each */
+  bad |= t->reduce(t->ctx, &st, 1, HP_TEAM_MAX);
+  if (bad) return hp_fail(d, HP_INTERNAL, "team: merging the bounds failed");
+  for (int i = 0; i < n; i++) {
+    s->b[i].done = v[i] > 0;
+    s->b[i].exact = v[n + i] > 0;
+    s->disagree[i] = v[2 * n + i] > 0;
+    if (s->b[i].done) s->b[i].bound = v[3 * n + i];
+    s->b[i].work = (long)v[4 * n + i];
+  }
+  s->out->stopped = (hp_stop)st;
+  return HP_OK;
+}
+
+static hp_err merge_all(search *s, hp_diag *d)
+{
+  hp_err err = merge_figures(s, d);
+  hp_err e2 = merge_plans(s, d);
+  return err ? err : e2;
+}
+
+/* Whether every member says yes (a decision that must be the same on all). */
+static int all_agree(const search *s, int yes)
+{
+  double v = yes ? 1 : 0;
+  if (s->team->reduce(s->team->ctx, &v, 1, HP_TEAM_MIN)) return 0;
+  return v > 0;
+}
+
+/* The end of a phase: if any member failed, all stop (this one with a message of its own). */
+static hp_err team_check(const search *s, hp_err err, hp_diag *d)
+{
+  if (!all_agree(s, err == HP_OK) && !err)
+    err = hp_fail(d, HP_INTERNAL, "team: another process of the search failed");
+  return err;
+}
+
+/* --- The phases. */
+
+/* 1. Incumbents. The certificate gives them a quarter of the time (the rest is for its
+ * bounds); dp all of it. */
+static hp_err incumbents(search *s, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  int items = hp__seed_items(s->n);
+  double until = s->cert ? s->t0 + s->budget / 4 : s->deadline;
+  hp_err err = HP_OK, e2;
+  s->phase = s->cert ? "heuristics" : "fixed placements and baselines";
+  s->total = s->cert ? s->n : items;
+  for (int i = 0; i < s->n; i++) s->fixed[i] = INFINITY;
+  for (int k = 0; k < items && !err; k++) {
+    long item = t->claim(t->ctx, CTR_SEEDS);
+    if (item >= items || (k > 0 && hp__should_stop(s->lim, until, s->out))) break;
+    err = hp__seed_item(s->prob, s->cfg, s->n, s->lim, until, s->out, s->fixed, (int)item, d);
+    publish(s);
+    if (!s->cert) report(s, k + 1);    /* the certificate reports the phase once, at its end */
+  }
+  /* joined whatever happened above; each member holds only its own items' figures */
+  e2 = merge_plans(s, d);
+  if (t->reduce(t->ctx, s->fixed, s->n, HP_TEAM_MIN) && !err)
+    err = hp_fail(d, HP_INTERNAL, "team: merging the fixed-placement figures failed");
+  if (!err) err = e2;
+  if ((err = team_check(s, err, d))) return err;
+  if (s->cert) {
+    s->out->stopped = HP_STOP_NONE;    /* the quarter's limit is not the search's */
+    if (s->lim->stop && *s->lim->stop) s->out->stopped = HP_STOP_INTERRUPT;
+    report(s, 0);
+  }
+  return HP_OK;
+}
+
+typedef struct order_key { double v; int i; } order_key;
+
+static int by_value(const void *a, const void *b)
+{
+  const order_key *x = a, *y = b;
+  if (x->v != y->v) return x->v < y->v ? -1 : 1;
+  return x->i - y->i;
+}
+
+/* The configurations in order of their fixed-placement figure, the most promising first
+ * (ties by index); NULL out of memory. */
+static int *promise_order(const double *fixed, int n)
+{
+  order_key *k = hp__calloc((size_t)(n > 0 ? n : 1), sizeof *k);
+  int *order = hp__calloc((size_t)(n > 0 ? n : 1), sizeof *order);
+  if (!k || !order) { free(k); free(order); return NULL; }
+  for (int i = 0; i < n; i++) k[i] = (order_key){ fixed[i], i };
+  qsort(k, (size_t)n, sizeof *k, by_value);
+  for (int i = 0; i < n; i++) order[i] = k[i].i;
+  free(k);
+  return order;
+}
+
+/* 2. The pattern bound and plan of every configuration, most promising first, in two
+ * rounds; the figures and plans are merged after each, whatever happened in it. */
+static hp_err pattern_bounds(search *s, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  hp_classes cl;
+  hp_err err = HP_OK;
+  memset(&cl, 0, sizeof cl);
+  s->phase = s->cert ? "pattern bounds" : "pattern placements";
+  s->total = s->n;
+  if (!(s->order = promise_order(s->fixed, s->n))) err = hp_fail(d, HP_NOMEM, "out of memory");
+  if (!err) err = hp_classes_build(s->prob, HP_PATTERN_MAX_CLASSES, &cl, d);
+  for (int round = 0; round < 2; round++) {
+    hp_err e2;
+    for (int q0 = 0; q0 < s->n && !err; q0++) {
+      int q = (int)t->claim(t->ctx, CTR_PATTERN + round), i, todo = 0;
+      double share = INFINITY;
+      if (q >= s->n) break;
+      i = s->order[q];
+      if (s->b[i].done) continue;
+      if (hp__should_stop(s->lim, s->deadline, s->out)) break;
+      /* round 0: a few times the configuration's share of the time left. A team keeps the
+       * single process's share, though it has more time in all: what round 0 cuts short,
+       * round 1 finishes under a better cutoff, so a larger share would only do more work
+       * under a worse one (measured: 20 % more) */
+      for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done;
+      if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
+      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline, share,
+                               s->out, &s->b[i], d);
+      publish(s);
+      report(s, q + 1);
+    }
+    e2 = merge_all(s, d);
+    if (!err) err = e2;
+  }
+  hp_classes_release(&cl);
+  return team_check(s, err, d);
+}
+
+/* A short annealing from the incumbent, within `seconds`. */
+static hp_err anneal(search *s, double seconds, hp_diag *d)
+{
+  const hp_solver *sa = hp_solver_find("sa");
+  hp_limits l = *s->lim;
+  hp_result r;
+  hp_err err;
+  if (!sa || seconds < MIP_MIN_SECONDS) return HP_OK;
+  l.time_limit = seconds;
+  l.top = 1;
+  l.keep_rejected = 0;
+  l.progress = NULL;
+  l.max_work = 0;
+  l.team = NULL;                       /* one annealing, one process's */
+  hp_result_init(&r);
+  err = sa->solve(s->prob, s->out->plan, &l, &r, d);
+  if (!err && r.plan) err = hp__score_offer(s->prob, s->lim, r.plan, s->out, d);
+  hp_result_release(&r);
+  return err;
+}
+
+/* 3. The annealing, if some configuration is still open: on member 0 alone (it is one
+ * annealing, seeded, from the merged incumbent) while the others start on phase 4; its
+ * plan reaches them through the team's best time at once and as a plan in phase 4's
+ * merge, which also agrees on whether it failed. */
+static hp_err annealing(search *s, hp_diag *d)
+{
+  hp_err err = HP_OK;
+  if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
+                    !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL))))
+    return HP_OK;
+  s->phase = "annealing";
+  if (s->team->rank == 0) err = anneal(s, fmin(s->budget / 10, (s->deadline - hp__now()) / 4), d);
+  if (err) return err;
+  publish(s);
+  report(s, s->n);
+  return HP_OK;
+}
+
+static int by_bound(const void *a, const void *b)
+{
+  const open_cfg *x = a, *y = b;
+  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
+  return x->i - y->i;
+}
+
+/* 4. The pattern programs: the best configuration, then those left open, best bound
+ * first. They check the bounds and offer plans, but bound nothing themselves: each gets a
+ * share of what is left, not the whole. Entered with the annealing's failure, if any:
+ * the merges are joined all the same. */
+static hp_err pattern_mips(search *s, hp_err err, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  int n_open = 0;
+  double w;
+  hp_err e2;
+  s->phase = "pattern MIPs";
+  for (int i = 0; i < s->n; i++)
+    if (s->b[i].done && isfinite(s->b[i].bound)) s->open[n_open++] = (open_cfg){ s->b[i].bound, i };
+  qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
+  for (int q0 = 0; q0 < n_open && !err; q0++) {
+    int q = (int)t->claim(t->ctx, CTR_MIPS);
+    if (q >= n_open) break;
+    int i = s->open[q].i, todo = 0;
+    double left = s->deadline - hp__now(), inc = incumbent(s);
+    if (q > 0 && pruned_at(s, i, inc)) continue;
+    if (hp__should_stop(s->lim, s->deadline, s->out) || left < MIP_MIN_SECONDS) break;
+    for (int k = q; k < n_open; k++) todo += k == q || !pruned_at(s, s->open[k].i, inc);
+    todo = (todo + t->size - 1) / t->size;    /* the members share them */
+    double share = fmin(q == 0 ? left / 2 : left / todo, fmax(10, s->budget / 10));
+    /* the best configuration's program runs without a cutoff: its plan and figures are
+     * wanted even when the bound already closes it */
+    err = hp__pattern_mip(s->prob, &s->cfg[i], s->kind->backend, s->lim, fmax(MIP_MIN_SECONDS, share),
+                          q > 0 ? incumbent(s) : INFINITY, s->deadline, s->out, &s->b[i],
+                          &s->disagree[i], d);
+    publish(s);
+    report(s, q + 1);
+  }
+  /* joined whatever happened above, and in the annealing */
+  e2 = merge_all(s, d);
+  w = (double)s->out->work;
+  if (!err) err = e2;
+  if (t->reduce(t->ctx, &w, 1, HP_TEAM_SUM) && !err)
+    err = hp_fail(d, HP_INTERNAL, "team: merging the work counts failed");
+  s->out->work = (long)w;
+  return team_check(s, err, d);
+}
+
+/* The configurations a bound still waits for, named in the result's note. */
+static void name_open(const search *s)
+{
+  hp_result *out = s->out;
+  int len, left = 0, shown = 0;
+  for (int i = 0; i < s->n; i++) left += !s->b[i].done;
+  len = snprintf(out->space_note, sizeof out->space_note, "stopped before %d configuration%s "
+                 "had a bound (no bound): ", left, left == 1 ? "" : "s");
+  for (int i = 0; i < s->n && len < (int)sizeof out->space_note - 40; i++)
+    if (!s->b[i].done) {
+      len += snprintf(out->space_note + len, sizeof out->space_note - (size_t)len, "%spp %d tp %d dp %d mbs %d",
+                      shown++ ? ", " : "", s->cfg[i].pp, s->cfg[i].tp, s->cfg[i].dp, s->cfg[i].mbs);
+    }
+  if (shown < left && len < (int)sizeof out->space_note - 12)
+    snprintf(out->space_note + len, sizeof out->space_note - (size_t)len, ", and %d more", left - shown);
+}
+
+/* The certificate's bound and status. */
+static void certify(search *s)
+{
+  hp_result *out = s->out;
+  double bound = global_bound(s);
+  int n_dis = 0;
+  for (int i = 0; i < s->n; i++) n_dis += s->disagree[i];
+  if (!isfinite(bound) && bound < 0) {             /* a configuration never bounded */
+    out->space = HP_SPACE_INCOMPLETE;
+    if (out->stopped == HP_STOP_NONE) out->stopped = HP_STOP_TIME;
+    name_open(s);
+  } else if (n_dis) {
+    snprintf(out->space_note, sizeof out->space_note, "the pattern DP and the pattern MIP "
+             "disagreed on %d configuration%s: each keeps the lesser figure and stays open",
+             n_dis, n_dis == 1 ? "" : "s");
+  }
+  out->bound = out->plan && bound > out->objective ? out->objective : bound;
+  if (out->plan)
+    out->status = out->bound >= out->objective * (1 - HP_CERT_TOL) ? HP_SOL_OPTIMAL : HP_SOL_FEASIBLE;
+  else
+    out->status = bound == INFINITY ? HP_SOL_INFEASIBLE : HP_SOL_NONE;
+}
+
+hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *team,
+                  const hp_search_kind *kind, hp_result *out, hp_diag *d)
+{
+  search s;
+  hp_team_solo solo;
+  hp_err err = HP_OK;
+
+  memset(&s, 0, sizeof s);
+  s.prob = prob;
+  s.lim = lim;
+  s.kind = kind;
+  s.cert = kind->backend != NULL;
+  s.out = out;
+  s.team = hp__team_pick(team, &solo);
+  s.t0 = hp__now();
+  s.budget = lim->time_limit > 0 ? lim->time_limit : SEARCH_DEFAULT_SECONDS;
+  s.deadline = s.t0 + s.budget;
+  if (!s.cert) {
+    out->space = HP_SPACE_RESTRICTED;
+    snprintf(out->space_note, sizeof out->space_note, "placement: Megatron order, its stage "
+             "mirror, the baselines' and the pattern DP's; sharding per stage");
+  }
+  s.n = hp__configs(prob, &s.cfg);
+  if (s.n < 0) {
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+    s.n = 0;
+  }
+  s.fixed = hp__calloc((size_t)s.n + 1, sizeof *s.fixed);
+  s.b = hp__calloc((size_t)s.n + 1, sizeof *s.b);
+  s.disagree = hp__calloc((size_t)s.n + 1, sizeof *s.disagree);
+  s.open = hp__calloc((size_t)s.n + 1, sizeof *s.open);
+  s.scratch = hp__calloc(5 * (size_t)s.n + 1, sizeof *s.scratch);
+  if (!err && (!s.fixed || !s.b || !s.disagree || !s.open || !s.scratch))
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+  /* a member that fails never leaves the others waiting in a collective: from here on,
+   * every failure is agreed on at the end of its phase */
+  if (!(err = team_check(&s, err, d)) && !(err = incumbents(&s, d)) &&
+      !(err = pattern_bounds(&s, d)) && s.cert) {
+    report(&s, s.n);                   /* every configuration bounded: the certificate */
+    err = annealing(&s, d);
+    if (!(err = pattern_mips(&s, err, d))) certify(&s);
+  }
+  if (!err) {
+    if (!s.cert && !out->plan) out->status = HP_SOL_NONE;
+    s.phase = "done";
+    report(&s, s.n);
+  }
+  free(s.cfg);
+  free(s.fixed);
+  free(s.order);
+  free(s.b);
+  free(s.disagree);
+  free(s.open);
+  free(s.scratch);
+  return err;
+}
