@@ -216,11 +216,6 @@ void hp__launch_args_checked(const hp_launch_ctx *c, hp_sb *b)
                 !strcmp(f->name, "slurm") ? "script's name" : "node rank");
 }
 
-int hp__launch_n_nodes(const hp_launch_ctx *c)
-{
-  return c->map->n_nodes;
-}
-
 void hp__launch_master(const hp_launch_ctx *c, hp_sb *b)
 {
   const hp_cluster *cl = c->prob->cluster;

@@ -114,8 +114,6 @@ void hp__launch_args_checked(const hp_launch_ctx *c, hp_sb *b);
  * with gpus); exits 2 on a node rank out of range. Nodes in the order of their first
  * rank (node rank 0 runs rank 0). */
 void hp__launch_node_map(const hp_launch_ctx *c, hp_sb *b);
-/* The number of nodes of c->map's launch (every node that runs a rank). */
-int hp__launch_n_nodes(const hp_launch_ctx *c);
 /* The host that rank 0's node is known by: o->master, else the cluster's name for it,
  * quoted. */
 void hp__launch_master(const hp_launch_ctx *c, hp_sb *b);
