@@ -1,8 +1,10 @@
 /* launch.c -- a plan as a launch script (hp_launch.h): what every export format shares.
  * The rank map under the format's orders (rank_map.c), the header with the evaluator's
  * figures, what the framework cannot express with the figures of the plan as it would
- * run it, the stages, the rank order, the per-rank table when no order realises the
- * placement, and the torchrun lines. Each format is an entry (launch.h, launch_<name>.c). */
+ * run it, the stages, the rank order, the arguments the user must add, the per-rank
+ * table when no order realises the placement, and the node-rank launch: torchrun lines,
+ * or one process per GPU with its global rank given. Each format is an entry (launch.h,
+ * launch_<name>.c); every input string goes through hp__sh_quote. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,16 +14,6 @@
 
 #define GIB 1073741824.0
 
-void hp__launch_quote(hp_sb *b, const char *s)
-{
-  hp__sb_printf(b, "'");
-  for (; *s; s++) {
-    if (*s == '\'') hp__sb_printf(b, "'\\''");
-    else hp__sb_printf(b, "%c", *s);
-  }
-  hp__sb_printf(b, "'");
-}
-
 void hp__launch_note(hp_launch_ctx *c, const char *fmt, ...)
 {
   hp_launch_notes *ns = &c->notes;
@@ -30,6 +22,18 @@ void hp__launch_note(hp_launch_ctx *c, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(ns->text[ns->n++], sizeof ns->text[0], fmt, ap);
   va_end(ap);
+}
+
+void hp__launch_warn(hp_launch_ctx *c, const char *fmt, ...)
+{
+  hp_launch_notes *ns = &c->notes;
+  va_list ap;
+  if (ns->n >= HP_LAUNCH_MAX_NOTES) return;
+  va_start(ap, fmt);
+  vsnprintf(ns->text[ns->n], sizeof ns->text[0], fmt, ap);
+  va_end(ap);
+  if (c->o->warn) c->o->warn(c->o->warn_ctx, ns->text[ns->n]);
+  ns->n++;
 }
 
 void hp__launch_ranges(char *buf, size_t n, const unsigned char *flag, int count)
@@ -68,16 +72,10 @@ void hp__launch_only_1f1b(hp_launch_ctx *c, const char *who)
   c->var->schedule = HP_1F1B;
 }
 
-/* The plan as the framework runs it, with a note on each difference: the format's own,
- * then the placement's. */
+/* The plan as the framework runs it, with a note on each difference (the format's own). */
 static void framework_variant(const hp_launch_fmt *f, hp_launch_ctx *c)
 {
-  const hp_rank_map *map = c->map;
   if (f->limits) f->limits(c);
-  if (!map->contiguous)
-    hp__launch_note(c, "the placement cannot be made with a node order and CUDA_VISIBLE_DEVICES: "
-                    "%s%s; the per-rank table below is for a launcher that places each rank "
-                    "itself (an MPI rankfile, srun with a task map)", map->why, f->unrealised);
 }
 
 static int plan_differs(const hp_plan *a, const hp_plan *b)
@@ -91,11 +89,15 @@ static void header(hp_sb *b, const hp_problem *prob, const hp_plan *pl, const hp
 {
   const hp_model *m = prob->model;
   char desc[512];
-  hp__sb_printf(b, "#!/usr/bin/env bash\n# %s launch for %s%s, written by hetplan %s (cost "
-                "model %s)\n", what, o->plan_name ? "plan " : "a plan",
-                o->plan_name ? o->plan_name : "", HETPLAN_VERSION, HP_COST_MODEL_VERSION);
-  hp__sb_printf(b, "# model %s on cluster %s (%d GPUs on %d nodes), gbs %ld\n", m->name,
-                prob->cluster->name, prob->cluster->n_devices, prob->cluster->n_nodes, prob->job.gbs);
+  hp__sb_printf(b, "# %s launch for %s", what, o->plan_name ? "plan " : "a plan");
+  if (o->plan_name) hp__sh_quote(b, o->plan_name);
+  hp__sb_printf(b, ", written by hetplan %s (cost model %s)\n# model ", HETPLAN_VERSION,
+                HP_COST_MODEL_VERSION);
+  hp__sh_quote(b, m->name);
+  hp__sb_printf(b, " on cluster ");
+  hp__sh_quote(b, prob->cluster->name);
+  hp__sb_printf(b, " (%d GPUs on %d nodes), gbs %ld\n", prob->cluster->n_devices,
+                prob->cluster->n_nodes, prob->job.gbs);
   hp__sb_printf(b, "# plan: %s, %s\n", hp_plan_describe(pl, desc, sizeof desc),
                 hp_schedule_name(pl->schedule));
   hp__sb_printf(b, "# predicted (evaluator): iteration %.6f s, %.4f samples/s", e->iteration_time,
@@ -129,21 +131,133 @@ static void notes_block(hp_sb *b, const hp_problem *prob, const char *fw, const 
   }
 }
 
-void hp__launch_torchrun(const hp_launch_ctx *c, hp_sb *b, const char *args)
+/* How the placement is realised: by a node order, or by ranks given to each process. */
+static void placement_block(hp_sb *b, const hp_launch_ctx *c)
+{
+  const hp_rank_map *map = c->map;
+  char why[400];
+  if (map->contiguous) return;
+  /* map->why quotes the node's name already */
+  snprintf(why, sizeof why, "%s", map->why);
+  hp__sb_printf(b, "#\n# Placement: it cannot be made with a node order and CUDA_VISIBLE_DEVICES: "
+                "%s%s. So each process is started with its global rank given (RANK, LOCAL_RANK, "
+                "WORLD_SIZE, MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES), and the framework's "
+                "rank order lands it on the plan's GPU; the per-rank table is at the end.\n", why,
+                c->fmt->unrealised);
+}
+
+/* What the user adds: the needs of the format's command, or the training script's part. */
+static void needs_block(hp_sb *b, const hp_launch_ctx *c)
+{
+  const hp_launch_fmt *f = c->fmt;
+  const char *where = "after -- when exporting (hetplan export ... -- ARGS), in an arguments "
+                      "file (hetplan export --args-file FILE), or after the node rank when "
+                      "running this script";
+  if (!strcmp(f->name, "slurm"))
+    where = "after -- when exporting (hetplan export ... -- ARGS), in an arguments file "
+            "(hetplan export --args-file FILE), or after the script's name (sbatch launch.sh ARGS)";
+  else if (c->map->contiguous && c->map->ascending && !strcmp(f->name, "deepspeed"))
+    where = "after -- when exporting (hetplan export ... -- ARGS), in an arguments file "
+            "(hetplan export --args-file FILE), or after the script's name (bash launch.sh ARGS)";
+  hp__sb_printf(b, "#\n");
+  if (!f->needs) {
+    hp__sb_printf(b, "# To add: the training script (");
+    hp__sh_quote(b, c->script);
+    hp__sb_printf(b, ") is yours. It reads RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR and "
+                  "MASTER_PORT from its environment (init_process_group's env://), runs on "
+                  "cuda:LOCAL_RANK and numbers its groups in the rank order above. Its arguments "
+                  "go %s.\n", where);
+    return;
+  }
+  hp__sb_printf(b, "# To add: arguments %s needs that hetplan cannot choose; the script stops, "
+                "naming those missing, unless it is given one of each:\n", f->framework);
+  for (const hp_launch_need *n = f->needs; n->what; n++)
+    hp__sb_printf(b, "#   %-14s %s\n", n->what, n->hint);
+  hp__sb_printf(b, "# Give them (and any other of its arguments) %s.\n", where);
+}
+
+/* USER_ARGS: the arguments given at export, one quoted word each. */
+static void user_args(hp_sb *b, const hp_launch_opts *o)
+{
+  hp__sb_printf(b, "# the training command's arguments given to hetplan export (after --, "
+                "--args-file)\nUSER_ARGS=(");
+  for (int i = 0; i < o->n_args; i++) {
+    hp__sb_printf(b, i ? " " : "");
+    hp__sh_quote(b, o->args[i]);
+  }
+  hp__sb_printf(b, ")\n");
+}
+
+void hp__launch_args_checked(const hp_launch_ctx *c, hp_sb *b)
+{
+  const hp_launch_fmt *f = c->fmt;
+  hp__sb_printf(b, "ARGS=(${USER_ARGS[@]+\"${USER_ARGS[@]}\"} \"$@\")\n");
+  if (!f->needs) return;
+  hp__sb_printf(b, "# the arguments %s needs from you (see the header): one of each group\n"
+                "missing=\n"
+                "need() {   # need WHAT FLAG...: one FLAG (or FLAG=value) is among ARGS\n"
+                "  local what=$1 a g\n  shift\n"
+                "  for a in \"$@\"; do\n"
+                "    for g in ${ARGS[@]+\"${ARGS[@]}\"}; do\n"
+                "      case $g in \"$a\" | \"$a\"=*) return 0 ;; esac\n"
+                "    done\n  done\n"
+                "  missing=\"$missing\n  $what: one of $*\"\n}\n", f->framework);
+  for (const hp_launch_need *n = f->needs; n->what; n++) {
+    hp__sb_printf(b, "need ");
+    hp__sh_quote(b, n->what);
+    for (int k = 0; k < 6 && n->flags[k]; k++) hp__sb_printf(b, " %s", n->flags[k]);
+    hp__sb_printf(b, "\n");
+  }
+  hp__sb_printf(b, "if [ -n \"$missing\" ]; then\n"
+                "  echo \"$0: %s needs arguments that were not given:$missing\n"
+                "Give them after -- when exporting (hetplan export ... -- ARGS), in an arguments "
+                "file (hetplan export --args-file FILE), or after the %s when running this script "
+                "(see its header).\" >&2\n  exit 2\nfi\n", f->framework,
+                !strcmp(f->name, "slurm") ? "script's name" : "node rank");
+}
+
+void hp__launch_master(const hp_launch_ctx *c, hp_sb *b)
+{
+  const hp_cluster *cl = c->prob->cluster;
+  hp__sh_quote(b, c->o->master ? c->o->master : cl->nodes[c->map->node[0]].name);
+}
+
+void hp__launch_node_map(const hp_launch_ctx *c, hp_sb *b)
 {
   const hp_cluster *cl = c->prob->cluster;
   const hp_rank_map *map = c->map;
-  const char *master = c->o->master ? c->o->master : cl->nodes[map->node[0]].name;
+  hp__sb_printf(b, "# node_map N: node rank N's host (the cluster file's node name), its GPUs "
+                "and the global\n# rank each runs (in rank order; process q runs ranks[q] on "
+                "GPU gpus[q]), and their number\nnode_map() {\n  case \"$1\" in\n");
+  for (int i = 0; i < map->n_nodes; i++) {
+    int n = map->node[i], q = 0;
+    hp__sb_printf(b, "    %d) host=", i);
+    hp__sh_quote(b, cl->nodes[n].name);
+    hp__sb_printf(b, "; gpus=");
+    for (int k = 0; k < map->n_ranks; k++)
+      if (cl->dev_node[map->device[k]] == n) hp__sb_printf(b, "%s%d", q++ ? "," : "", map->gpu[k]);
+    hp__sb_printf(b, "; ranks=");
+    q = 0;
+    for (int k = 0; k < map->n_ranks; k++)
+      if (cl->dev_node[map->device[k]] == n) hp__sb_printf(b, "%s%d", q++ ? "," : "", k);
+    hp__sb_printf(b, "; nproc=%d ;;\n", q);
+  }
+  hp__sb_printf(b, "    *) echo \"node rank $1: expected 0..%d\" >&2; exit 2 ;;\n  esac\n}\n",
+                map->n_nodes - 1);
+}
+
+/* One torchrun line per node: node order and CUDA_VISIBLE_DEVICES realise the map. */
+static void torchrun_nodes(const hp_launch_ctx *c, hp_sb *b, const char *prog_args)
+{
+  const hp_cluster *cl = c->prob->cluster;
+  const hp_rank_map *map = c->map;
   int port = c->o->port > 0 ? c->o->port : 29500;
-  hp__sb_printf(b, "\n# Run on every node with its node rank: bash %s NODE_RANK\n",
-                "this-script.sh");
   hp__sb_printf(b, "# node rank, host (the cluster file's node name), its GPUs in local-rank "
                 "order, processes:\n");
-  hp__sb_printf(b, "node_rank=${1:?usage: $0 NODE_RANK (0..%d)}\n", map->n_nodes - 1);
   hp__sb_printf(b, "case \"$node_rank\" in\n");
   for (int i = 0; i < map->n_nodes; i++) {
     hp__sb_printf(b, "  %d) host=", i);
-    hp__launch_quote(b, cl->nodes[map->node[i]].name);
+    hp__sh_quote(b, cl->nodes[map->node[i]].name);
     hp__sb_printf(b, "; gpus=");
     for (int q = 0; q < map->count[i]; q++)
       hp__sb_printf(b, "%s%d", q ? "," : "", map->gpu[map->first_rank[i] + q]);
@@ -154,11 +268,52 @@ void hp__launch_torchrun(const hp_launch_ctx *c, hp_sb *b, const char *args)
                 map->n_nodes - 1);
   hp__sb_printf(b, "[ \"$(hostname)\" = \"$host\" ] || echo \"note: node rank $node_rank is "
                 "planned for host $host\" >&2\n");
+  hp__launch_args_checked(c, b);
   hp__sb_printf(b, "CUDA_VISIBLE_DEVICES=$gpus exec torchrun --nnodes %d --node-rank \"$node_rank\" "
                 "--nproc-per-node \"$nproc\" --master-addr ", map->n_nodes);
-  hp__launch_quote(b, master);
-  hp__sb_printf(b, " --master-port %d %s%s%s\n", port, c->script, args ? " " : "",
-                args ? args : "");
+  hp__launch_master(c, b);
+  hp__sb_printf(b, " --master-port %d ", port);
+  hp__sh_quote(b, c->script);
+  hp__sb_printf(b, "%s%s ${ARGS[@]+\"${ARGS[@]}\"}\n", prog_args ? " " : "", prog_args ? prog_args : "");
+}
+
+/* One process per GPU of this node, each with its global rank given. */
+static void explicit_ranks(const hp_launch_ctx *c, hp_sb *b, const char *prog_args)
+{
+  int port = c->o->port > 0 ? c->o->port : 29500;
+  hp__launch_node_map(c, b);
+  hp__sb_printf(b, "node_map \"$node_rank\"\n");
+  hp__sb_printf(b, "[ \"$(hostname)\" = \"$host\" ] || echo \"note: node rank $node_rank is "
+                "planned for host $host\" >&2\n");
+  hp__launch_args_checked(c, b);
+  hp__sb_printf(b, "# One process per GPU, its global rank given: PyTorch's env:// initialisation "
+                "reads RANK,\n# WORLD_SIZE, MASTER_ADDR and MASTER_PORT; process q is LOCAL_RANK q "
+                "and sees the node's GPUs\n# in rank order, so cuda:LOCAL_RANK (Megatron-LM's and "
+                "torchrun's convention) is GPU gpus[q].\n");
+  hp__sb_printf(b, "pids=()\nq=0\nfor rank in ${ranks//,/ }; do\n"
+                "  RANK=$rank LOCAL_RANK=$q WORLD_SIZE=%d LOCAL_WORLD_SIZE=$nproc "
+                "GROUP_RANK=$node_rank \\\n  MASTER_ADDR=", c->map->n_ranks);
+  hp__launch_master(c, b);
+  hp__sb_printf(b, " MASTER_PORT=%d CUDA_VISIBLE_DEVICES=$gpus \\\n    \"${PYTHON:-python}\" ",
+                port);
+  hp__sh_quote(b, c->script);
+  hp__sb_printf(b, "%s%s ${ARGS[@]+\"${ARGS[@]}\"} &\n  pids+=($!)\n  q=$((q + 1))\ndone\n",
+                prog_args ? " " : "", prog_args ? prog_args : "");
+  hp__sb_printf(b, "trap 'kill \"${pids[@]}\" 2>/dev/null' INT TERM\n"
+                "# wait for every process; one that fails stops the others\nstatus=0\n"
+                "for p in \"${pids[@]}\"; do\n  wait \"$p\" && continue\n  rc=$?\n"
+                "  [ \"$status\" -ne 0 ] || status=$rc\n  kill \"${pids[@]}\" 2>/dev/null || true\n"
+                "done\nexit \"$status\"\n");
+}
+
+void hp__launch_per_node(const hp_launch_ctx *c, hp_sb *b, const char *prog_args)
+{
+  hp__sb_printf(b, "\n# Run on every node with its node rank: bash %s NODE_RANK [ARGS...]\n",
+                "this-script.sh");
+  hp__sb_printf(b, "node_rank=${1:?usage: $0 NODE_RANK (0..%d) [ARGS...]}\nshift\n",
+                c->map->n_nodes - 1);
+  if (c->map->contiguous) torchrun_nodes(c, b, prog_args);
+  else explicit_ranks(c, b, prog_args);
 }
 
 static void rank_table(hp_sb *b, const hp_problem *prob, const hp_plan *pl, const hp_rank_map *map)
@@ -170,8 +325,9 @@ static void rank_table(hp_sb *b, const hp_problem *prob, const hp_plan *pl, cons
     int dev = map->device[k], s = 0, r = 0, j = 0;
     for (int q = 0; q < pl->pp * pl->dp * pl->tp; q++)
       if (pl->dev[q] == dev) { s = q / (pl->dp * pl->tp); r = q / pl->tp % pl->dp; j = q % pl->tp; }
-    hp__sb_printf(b, "# rank %d: host '%s' GPU %d: stage %d, replica %d, TP rank %d\n", k,
-                  c->nodes[c->dev_node[dev]].name, map->gpu[k], s, r, j);
+    hp__sb_printf(b, "# rank %d: host ", k);
+    hp__sh_quote(b, c->nodes[c->dev_node[dev]].name);
+    hp__sb_printf(b, " GPU %d: stage %d, replica %d, TP rank %d\n", map->gpu[k], s, r, j);
   }
 }
 
@@ -179,9 +335,13 @@ static void stage_list(hp_sb *b, const hp_problem *prob, const hp_plan *pl)
 {
   const hp_model *m = prob->model;
   hp__sb_printf(b, "# Stages (layers of the hetplan model, inclusive):");
-  for (int s = 0; s < pl->pp; s++)
-    hp__sb_printf(b, "%s %d: %d-%d (%s..%s)", s ? "," : "", s, pl->first[s], hp_stage_last(pl, s),
-                  m->layers[pl->first[s]].name, m->layers[hp_stage_last(pl, s)].name);
+  for (int s = 0; s < pl->pp; s++) {
+    hp__sb_printf(b, "%s %d: %d-%d (", s ? "," : "", s, pl->first[s], hp_stage_last(pl, s));
+    hp__sh_quote(b, m->layers[pl->first[s]].name);
+    hp__sb_printf(b, "..");
+    hp__sh_quote(b, m->layers[hp_stage_last(pl, s)].name);
+    hp__sb_printf(b, ")");
+  }
   hp__sb_printf(b, "\n");
 }
 
@@ -199,6 +359,7 @@ hp_err hp_launch_write(const hp_problem *prob, const hp_plan *pl, hp_launch_form
   unsigned orders = 0;
   *out = NULL;
   if (!f) return hp_fail(d, HP_INVAL, "unknown launch format %d", (int)format);
+  c.fmt = f;
   c.prob = prob;
   c.plan = pl;
   c.map = &map;
@@ -220,13 +381,18 @@ hp_err hp_launch_write(const hp_problem *prob, const hp_plan *pl, hp_launch_form
     f->config(&c, &b);
     goto finish;
   }
+  if (f->preamble) f->preamble(&c, &b);
+  else hp__sb_printf(&b, "#!/usr/bin/env bash\n");
   header(&b, prob, pl, &e, f->framework, c.o);
   notes_block(&b, prob, f->framework, &c.notes, c.var, vprob, plan_differs(pl, c.var));
+  placement_block(&b, &c);
   if (pl->pp > 1) stage_list(&b, prob, pl);
   hp__sb_printf(&b, "# Rank order: %s (rank = tp_rank + tp * (%s)); node ranks "
                 "below follow it.\n", f->order[map.order],
                 map.order == HP_ORDER_TP_PP_DP ? "stage + pp * replica" : "replica + dp * stage");
+  needs_block(&b, &c);
   hp__sb_printf(&b, "set -eu\n");
+  user_args(&b, c.o);
   f->emit(&c, &b);
   if (!map.contiguous) rank_table(&b, prob, pl, &map);
 finish:

@@ -1,7 +1,9 @@
 /* launch_deepspeed.c -- the DeepSpeed export format: ds_config.json (ZeRO stage from the
  * sharding, micro-batch, accumulation), a hostfile and the deepspeed launch; under
- * torchrun when --include's sorting of a node's GPUs would break the placement. Its one
- * rank order is the pipe-data-model topology (docs/export.md). */
+ * torchrun when --include's sorting of a node's GPUs would break the placement, and one
+ * process per GPU with its rank given (deepspeed.init_distributed reads RANK, LOCAL_RANK,
+ * WORLD_SIZE, MASTER_*) when no node order realises it. Its one rank order is the
+ * pipe-data-model topology (docs/export.md). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,17 +70,25 @@ static void deepspeed_config(const hp_launch_ctx *c, hp_sb *b)
   hp__sb_printf(b, "\n}\n");
 }
 
-/* The hostfile in node-rank order and deepspeed --include with each node's GPUs. */
+/* The hostfile in node-rank order and deepspeed --include with each node's GPUs, run
+ * once (the launcher reaches the other hosts itself). */
 static void deepspeed_launcher(const hp_launch_ctx *c, hp_sb *b)
 {
   const hp_cluster *cl = c->prob->cluster;
   const hp_rank_map *map = c->map;
   hp_sb inc = {0};
+  hp__sb_printf(b, "\n# Run once, on a host that reaches the others (DeepSpeed's launcher starts "
+                "every node):\n# bash this-script.sh [ARGS...]\n");
   hp__sb_printf(b, "# hostfile: nodes in node-rank order (DeepSpeed numbers ranks in "
-                "hostfile order)\ncat > hostfile <<'EOF'\n");
-  for (int i = 0; i < map->n_nodes; i++)
-    hp__sb_printf(b, "%s slots=%d\n", cl->nodes[map->node[i]].name, cl->nodes[map->node[i]].gpus);
-  hp__sb_printf(b, "EOF\n# --include: each node's GPUs (DeepSpeed sets CUDA_VISIBLE_DEVICES "
+                "hostfile order)\n{\n");
+  for (int i = 0; i < map->n_nodes; i++) {
+    hp__sb_printf(b, "  printf '%%s slots=%%d\\n' ");
+    hp__sh_quote(b, cl->nodes[map->node[i]].name);
+    hp__sb_printf(b, " %d\n", cl->nodes[map->node[i]].gpus);
+  }
+  hp__sb_printf(b, "} > hostfile\n");
+  hp__launch_args_checked(c, b);
+  hp__sb_printf(b, "# --include: each node's GPUs (DeepSpeed sets CUDA_VISIBLE_DEVICES "
                 "to them, sorted)\ndeepspeed --hostfile hostfile --include ");
   for (int i = 0; i < map->n_nodes; i++) {
     hp__sb_printf(&inc, "%s%s:", i ? "@" : "", cl->nodes[map->node[i]].name);
@@ -86,12 +96,13 @@ static void deepspeed_launcher(const hp_launch_ctx *c, hp_sb *b)
       hp__sb_printf(&inc, "%s%d", q ? "," : "", map->gpu[map->first_rank[i] + q]);
   }
   if (inc.failed) b->failed = 1;
-  else hp__launch_quote(b, inc.s);
+  else hp__sh_quote(b, inc.s);
   free(inc.s);
   hp__sb_printf(b, " --master_addr ");
-  hp__launch_quote(b, c->o->master ? c->o->master : cl->nodes[map->node[0]].name);
-  hp__sb_printf(b, " --master_port %d %s --deepspeed --deepspeed_config ds_config.json\n",
-                c->o->port > 0 ? c->o->port : 29500, c->script);
+  hp__launch_master(c, b);
+  hp__sb_printf(b, " --master_port %d ", c->o->port > 0 ? c->o->port : 29500);
+  hp__sh_quote(b, c->script);
+  hp__sb_printf(b, " --deepspeed --deepspeed_config ds_config.json ${ARGS[@]+\"${ARGS[@]}\"}\n");
 }
 
 static void deepspeed_emit(const hp_launch_ctx *c, hp_sb *b)
@@ -104,8 +115,7 @@ static void deepspeed_emit(const hp_launch_ctx *c, hp_sb *b)
                   "the model asks for it: PipelineModule(..., activation_checkpoint_interval=1) "
                   "or deepspeed.checkpointing.checkpoint around each layer\n");
   if (c->map->contiguous && c->map->ascending) deepspeed_launcher(c, b);
-  else if (c->map->contiguous)
-    hp__launch_torchrun(c, b, "--deepspeed --deepspeed_config ds_config.json");
+  else hp__launch_per_node(c, b, "--deepspeed --deepspeed_config ds_config.json");
 }
 
 const hp_launch_fmt hp_launch_fmt_deepspeed = {

@@ -1,6 +1,9 @@
-/* launch_megatron.c -- the Megatron-LM export format: its arguments (argument names as
- * docs/export.md cites them from Megatron-LM's sources), run by torchrun on every node,
- * under its default tp-cp-ep-dp-pp order or --use-tp-pp-dp-mapping. */
+/* launch_megatron.c -- the Megatron-LM export format: its arguments (every name checked
+ * against Megatron-LM's argument parser, docs/megatron-args.txt), run by torchrun on
+ * every node under its default tp-cp-ep-dp-pp order or --use-tp-pp-dp-mapping, or, where
+ * no node order realises the placement, one process per GPU with its rank given. The
+ * arguments the user must add (data, tokenizer, learning rate, iterations) are checked
+ * by the script. launch_slurm.c runs the same arguments under srun. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,9 +18,49 @@ static int blocks_in(const hp_plan *pl, int s, int N)
   return hi >= lo ? hi - lo + 1 : 0;
 }
 
+/* Megatron-LM's training command needs these from the user (megatron/training/arguments.py:
+ * one data source, validate_args; a tokenizer for the data; --lr, default None; and
+ * iteration- or sample-based training, --train-iters or --train-samples). */
+const hp_launch_need hp__megatron_needs[] = {
+  { "data", { "--data-path", "--mock-data", "--train-data-path", "--data-args-path",
+              "--per-split-data-args-path", NULL },
+    "--data-path PREFIX (a corpus tokenized by tools/preprocess_data.py), or --mock-data" },
+  { "tokenizer", { "--tokenizer-type", NULL },
+    "--tokenizer-type TYPE with its files, e.g. --tokenizer-type HuggingFaceTokenizer "
+    "--tokenizer-model DIR (NullTokenizer with --mock-data: --vocab-size N)" },
+  { "learning-rate", { "--lr", NULL }, "--lr LR (and --min-lr, --lr-decay-style, "
+                                       "--lr-warmup-iters as you train)" },
+  { "iterations", { "--train-iters", "--train-samples", NULL }, "--train-iters N or --train-samples N" },
+  { NULL, { NULL }, NULL } };
+
+/* What Megatron-LM has no argument for in the model itself: said in the header and given
+ * to the caller's warn (stderr). */
+static void megatron_architecture(hp_launch_ctx *c)
+{
+  const struct hp_transformer *t = c->prob->model->transformer;
+  if (!t) return;
+  if (t->geglu)
+    hp__launch_warn(c, "GeGLU (the gate's activation is GELU, as Gemma's): Megatron-LM has no "
+                    "argument for an exact GELU gate (--swiglu is SiLU); exported: --quick-geglu, "
+                    "its gated GELU approximated as x * sigmoid(1.702 x): the same shapes, FLOPs "
+                    "and memory, a slightly different activation. For Gemma's tanh GELU set "
+                    "TransformerConfig.activation_func in your model provider");
+  if (t->post_norms)
+    hp__launch_warn(c, "RMSNorms after the attention and after the MLP (Gemma 2's four norms a "
+                    "block): Megatron-LM's GPT layer has no argument for them (its layer spec "
+                    "leaves them out); the exported model lacks them unless your layer spec adds "
+                    "them");
+  if (t->attn_softcap)
+    hp__launch_warn(c, "soft-capping of the attention scores (Gemma 2): Megatron-LM has no "
+                    "argument for it; the exported model does not cap");
+  if (t->logit_softcap)
+    hp__launch_warn(c, "soft-capping of the output logits (Gemma 2): Megatron-LM has no argument "
+                    "for it; the exported model does not cap");
+}
+
 /* Per-layer ZeRO-3, per-stage recompute and GPipe made uniform; where the plan's stages
  * differ from what Megatron's model code does. */
-static void megatron_limits(hp_launch_ctx *c)
+void hp__megatron_limits(hp_launch_ctx *c)
 {
   const hp_plan *pl = c->plan;
   const hp_model *m = c->prob->model;
@@ -44,10 +87,14 @@ static void megatron_limits(hp_launch_ctx *c)
                       "it with the output layer on the last stage (a norm's work: a negligible "
                       "difference)", N + 1, s_norm);
   }
-  if (!m->transformer)
-    hp__launch_note(c, "model '%s' has explicit layers, not a transformer description: the model "
+  if (!m->transformer) {
+    char name[160];
+    hp__launch_note(c, "model %s has explicit layers, not a transformer description: the model "
                     "flags are yours to give; the stage layout below takes layer 0 as the "
-                    "embedding and the last layer as the loss", m->name);
+                    "embedding and the last layer as the loss",
+                    hp__sh_quote_buf(name, sizeof name, m->name));
+  }
+  megatron_architecture(c);
 }
 
 /* The stage layout in Megatron-Core's --pipeline-model-parallel-layout syntax, and
@@ -81,7 +128,7 @@ static void arg(hp_sb *b, const char *name, const char *fmt, ...)
     vsnprintf(v, sizeof v, fmt, ap);
     va_end(ap);
     hp__sb_printf(b, " ");
-    if (strpbrk(v, "|*() '\"$")) hp__launch_quote(b, v);
+    if (strpbrk(v, "|*() '\"$")) hp__sh_quote(b, v);
     else hp__sb_printf(b, "%s", v);
   }
   hp__sb_printf(b, "\n");
@@ -107,6 +154,8 @@ static void megatron_args(hp_sb *b, const hp_problem *prob, const hp_plan *pl, c
     arg(b, "--ffn-hidden-size", "%d", t->ffn > 0 ? t->ffn : t->family == HP_TF_GPT ? 4 * t->hidden
         : 256 * ((8 * t->hidden / 3 + 255) / 256));
     arg(b, "--num-attention-heads", "%d", t->heads);
+    if (t->head_dim > 0 && (t->hidden % t->heads || t->head_dim != t->hidden / t->heads))
+      arg(b, "--kv-channels", "%d", t->head_dim);   /* Megatron's default: hidden / heads */
     if (t->kv_heads > 0 && t->kv_heads != t->heads) {
       arg(b, "--group-query-attention", NULL);
       arg(b, "--num-query-groups", "%d", t->kv_heads);
@@ -115,8 +164,9 @@ static void megatron_args(hp_sb *b, const hp_problem *prob, const hp_plan *pl, c
     arg(b, "--max-position-embeddings", "%d", pos);
     if (t->family == HP_TF_LLAMA) {
       arg(b, "--position-embedding-type", "rope");
-      arg(b, "--swiglu", NULL);
+      arg(b, t->geglu ? "--quick-geglu" : "--swiglu", NULL);
       arg(b, "--normalization", "RMSNorm");
+      if (t->qk_norm) arg(b, "--qk-layernorm", NULL);   /* per head, of --normalization's kind */
       if (!t->out_bias && !t->mlp_bias) {
         arg(b, "--disable-bias-linear", NULL);
         if (t->qkv_bias) arg(b, "--add-qkv-bias", NULL);
@@ -142,14 +192,23 @@ static void megatron_args(hp_sb *b, const hp_problem *prob, const hp_plan *pl, c
   hp__sb_printf(b, ")\n");
   if (t) hp__sb_printf(b, "# vocabulary: %d entries, from your tokenizer (Megatron pads it to a "
                        "multiple of --make-vocab-size-divisible-by x tp)\n", t->vocab);
+  if (t && t->family == HP_TF_LLAMA)
+    hp__sb_printf(b, "# not in hetplan's model (give them where yours differs from Megatron-LM's "
+                  "default): --rotary-base\n# (default 10000; the config's rope_theta, e.g. "
+                  "Llama-3's 500000), --norm-epsilon (default 1e-5; rms_norm_eps)\n");
 }
 
-static void megatron_emit(const hp_launch_ctx *c, hp_sb *b)
+void hp__megatron_settings(const hp_launch_ctx *c, hp_sb *b)
 {
   if (c->plan->tp > 1) hp__sb_printf(b, "export CUDA_DEVICE_MAX_CONNECTIONS=1   # Megatron-LM asks "
                                      "for it with tensor parallelism\n");
   megatron_args(b, c->prob, c->plan, c->var, c->map);
-  if (c->map->contiguous) hp__launch_torchrun(c, b, "\"${MEGATRON_ARGS[@]}\"");
+}
+
+static void megatron_emit(const hp_launch_ctx *c, hp_sb *b)
+{
+  hp__megatron_settings(c, b);
+  hp__launch_per_node(c, b, "\"${MEGATRON_ARGS[@]}\"");
 }
 
 const hp_launch_fmt hp_launch_fmt_megatron = {
@@ -159,6 +218,7 @@ const hp_launch_fmt hp_launch_fmt_megatron = {
   .order = { [HP_ORDER_TP_DP_PP] = "Megatron's default tp-cp-ep-dp-pp",
              [HP_ORDER_TP_PP_DP] = "Megatron's tp-pp-dp (--use-tp-pp-dp-mapping)" },
   .unrealised = " (nor under Megatron's tp-pp-dp order)",
-  .limits = megatron_limits,
+  .needs = hp__megatron_needs,
+  .limits = hp__megatron_limits,
   .emit = megatron_emit,
 };

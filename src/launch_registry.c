@@ -9,11 +9,13 @@
 extern const hp_launch_fmt hp_launch_fmt_megatron;
 extern const hp_launch_fmt hp_launch_fmt_deepspeed;
 extern const hp_launch_fmt hp_launch_fmt_torchrun;
+extern const hp_launch_fmt hp_launch_fmt_slurm;
 
 static const hp_launch_fmt *const all_formats[] = {
   &hp_launch_fmt_megatron,
   &hp_launch_fmt_deepspeed,
   &hp_launch_fmt_torchrun,
+  &hp_launch_fmt_slurm,
   NULL };
 
 #define N_FORMATS ((int)(sizeof all_formats / sizeof all_formats[0]) - 1)

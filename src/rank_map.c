@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "launch.h"
 
 const char *hp_rank_order_name(hp_rank_order o)
 {
@@ -58,10 +58,11 @@ hp_err hp_rank_map_build(const hp_problem *prob, const hp_plan *plan, hp_rank_or
       continue;
     }
     if (seen[n]) {
-      if (m->contiguous)
-        snprintf(m->why, sizeof m->why, "node '%s' holds ranks %d and %d but not all ranks "
-                 "between (under the %s order)", c->nodes[n].name, m->first_rank[seen[n] - 1],
-                 k, hp_rank_order_name(order));
+      char name[128];
+      if (m->contiguous)   /* the name quoted: the text goes into scripts' comments */
+        snprintf(m->why, sizeof m->why, "node %s holds ranks %d and %d but not all ranks "
+                 "between (under the %s order)", hp__sh_quote_buf(name, sizeof name, c->nodes[n].name),
+                 m->first_rank[seen[n] - 1], k, hp_rank_order_name(order));
       m->contiguous = m->ascending = 0;
       continue;
     }

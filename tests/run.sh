@@ -27,6 +27,7 @@ run unit "$build/unit_tests"
 run layers ./tests/layers/check_layers.sh "$build"
 run cli env HETPLAN="$build/hetplan" ./tests/cli/test_cli.sh
 run users env HETPLAN="$build/hetplan" ./tests/cli/test_users.sh
+run launch env HETPLAN="$build/hetplan" ./tests/cli/test_launch.sh
 run readme env HETPLAN="$build/hetplan" ./tests/cli/test_readme.sh
 run mpi env HETPLAN="$build/hetplan" ./tests/cli/test_mpi.sh
 run profiler ./tests/profiler/test_profiler.sh "$build"

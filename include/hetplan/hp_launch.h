@@ -49,32 +49,55 @@ void hp_rank_map_release(hp_rank_map *map);
 
 /* An export format is its number in the table of formats (src/launch_registry.c, one
  * entry per framework); the constants name the built-in ones. */
-typedef enum { HP_LAUNCH_MEGATRON = 0, HP_LAUNCH_DEEPSPEED, HP_LAUNCH_TORCHRUN } hp_launch_format;
+typedef enum { HP_LAUNCH_MEGATRON = 0, HP_LAUNCH_DEEPSPEED, HP_LAUNCH_TORCHRUN,
+               HP_LAUNCH_SLURM } hp_launch_format;
 
-/* The number of the format named `s` ("megatron", "deepspeed", "torchrun"); -1 if none
+/* The number of the format named `s` ("megatron", "deepspeed", "torchrun", "slurm"); -1 if none
  * is (or s is NULL). */
 int hp_launch_format_parse(const char *s);
 /* The name of format f; NULL past the last, so `for (f = 0; hp_launch_format_name(f); f++)`
  * visits them all. The string is static. */
 const char *hp_launch_format_name(int f);
 /* The formats' names in table order, joined by `sep` and the last two by `last`
- * ("megatron, deepspeed or torchrun" with ", " and " or "), into buf (truncated to n - 1
+ * ("megatron, deepspeed, torchrun or slurm" with ", " and " or "), into buf (truncated to n - 1
  * characters). Returns buf. */
 char *hp_launch_format_list(char *buf, unsigned long n, const char *sep, const char *last);
 
 typedef struct hp_launch_opts {
-  const char *script;    /* the training script; NULL: pretrain_gpt.py (megatron), train.py */
-  const char *master;    /* the rendezvous host; NULL: the first node of the launch order */
+  const char *script;    /* the training script; NULL: pretrain_gpt.py (megatron, slurm),
+                            train.py */
+  const char *master;    /* the rendezvous host; NULL: the host of node rank 0 */
   int port;              /* 0: 29500 */
   const char *plan_name; /* for the header, may be NULL */
   int config_only;       /* deepspeed: the JSON config alone */
+  /* The training command's own arguments (data, tokenizer, learning rate, ...), written
+   * into the script, each one shell word whatever it holds; the script appends those
+   * given when it runs. n_args 0: none (args may be NULL). Borrowed. */
+  const char *const *args;
+  int n_args;
+  /* Called once for each thing the framework cannot express of the model itself (an
+   * architecture it has no argument for), with the sentence the header says; NULL: not
+   * called. The library prints nothing: this lets a caller say it on stderr. */
+  void (*warn)(void *ctx, const char *text);
+  void *warn_ctx;
 } hp_launch_opts;
+
+/* An arguments file's words (export --args-file): split at blanks and line ends as a
+ * response file is (gcc's @file): single or double quotes keep blanks in a word, a
+ * backslash keeps the next character; nothing is expanded. A line whose first
+ * non-blank is # is a comment. *argv (NULL-terminated, *argc words) is one malloc'd
+ * block the caller frees. HP_PARSE for an unclosed quote. */
+hp_err hp_launch_args_split(const char *text, char ***argv, int *argc, hp_diag *d);
 
 /* The launch as a shell script (or, with config_only, DeepSpeed's JSON): the plan's
  * configuration, what the framework cannot express of it with the evaluator's figures for
- * the plan as the framework would run it, the framework's settings, and one launch line
- * per node in node-rank order with its CUDA_VISIBLE_DEVICES. `o` may be NULL. *out is
- * malloc'd (the caller frees it). HP_INVAL for a format number not in the table. */
+ * the plan as the framework would run it, the arguments the user must add, the
+ * framework's settings, and the launch: one launcher line per node in node-rank order
+ * with its CUDA_VISIBLE_DEVICES where a node order realises the placement; otherwise one
+ * process per GPU started with its global rank given (RANK, LOCAL_RANK, WORLD_SIZE,
+ * MASTER_ADDR, MASTER_PORT, CUDA_VISIBLE_DEVICES); Slurm's srun tasks always so. Every
+ * string from an input is quoted as one shell word. `o` may be NULL. *out is malloc'd
+ * (the caller frees it). HP_INVAL for a format number not in the table. */
 hp_err hp_launch_write(const hp_problem *prob, const hp_plan *plan, hp_launch_format f,
                        const hp_launch_opts *o, char **out, hp_diag *d);
 

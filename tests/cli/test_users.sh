@@ -75,7 +75,7 @@ cat > $tmp/bin/torchrun <<'EOF'
 echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES CUDA_DEVICE_MAX_CONNECTIONS=$CUDA_DEVICE_MAX_CONNECTIONS torchrun $*"
 EOF
 chmod +x $tmp/bin/torchrun
-out=$(PATH=$tmp/bin:$PATH bash $tmp/launch.sh 3 2>&1)
+out=$(PATH=$tmp/bin:$PATH bash $tmp/launch.sh 3 --mock-data --tokenizer-type NullTokenizer --vocab-size 32000 --lr 1e-4 --train-iters 2 2>&1)
 if grep -qF "CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nnodes 16 --node-rank 3 --nproc-per-node 8 --master-addr a100-00 --master-port 29500 pretrain_gpt.py --tensor-model-parallel-size 8" <<<"$out" &&
    grep -qF "note: node rank 3 is planned for host a100-03" <<<"$out"; then ok export_megatron_script_runs
 else bad export_megatron_script_runs "$out"; fi
@@ -85,7 +85,9 @@ expect export_deepspeed 0 '"gradient_accumulation_steps": 128' -- $H export --fo
 expect export_deepspeed_json 0 '"train_micro_batch_size_per_gpu": 1' -- $H export --format deepspeed --json $tmp/l70.plan.json
 expect export_torchrun 0 "torchrun --nnodes 16" -- $H export --format torchrun $tmp/l70.plan.json
 expect export_needs_format 2 "missing --format" -- $H export $tmp/l70.plan.json
-expect export_bad_format 2 "--format: expected megatron, deepspeed or torchrun, got 'slurm'" -- $H export --format slurm $tmp/l70.plan.json
+expect export_bad_format 2 "--format: expected megatron, deepspeed, torchrun or slurm, got 'pbs'" -- $H export --format pbs $tmp/l70.plan.json
+expect export_slurm 0 "srun --nodes=16 --ntasks=128 --distribution=arbitrary" -- $H export --format slurm $tmp/l70.plan.json
+expect export_args_file_missing 3 "cannot open 'nope.args'" -- $H export --format megatron $tmp/l70.plan.json --args-file nope.args
 expect export_json_only_deepspeed 2 "--json is for --format deepspeed" -- $H export --format megatron --json $tmp/l70.plan.json
 
 # --- report: Markdown, and HTML whose pictures render

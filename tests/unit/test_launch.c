@@ -1,9 +1,12 @@
 /* test_launch.c -- the launch scripts of `hetplan export`, read back: the node order and
- * CUDA_VISIBLE_DEVICES they give (or the per-rank table), under the rank order they name,
- * must put every slot (stage, replica, TP rank) on the device the plan chose, in every
- * format of the table. Plans: in Megatron order, its mirror, replicas across nodes, a
- * placement no node order realises, TP ranks out of GPU order, and an sa plan on the
- * heterogeneous AMP cluster. Also the table of formats itself. */
+ * CUDA_VISIBLE_DEVICES they give (or, where no node order realises the placement and in
+ * Slurm's task map, the global rank on each GPU of each node), under the rank order they
+ * name, must put every slot (stage, replica, TP rank) on the device the plan chose, in
+ * every format of the table. Plans: in Megatron order, its mirror, replicas across nodes,
+ * a placement no node order realises, TP ranks out of GPU order, and an sa plan on the
+ * heterogeneous AMP cluster. Also the table of formats, the one quoting function, the
+ * arguments file, the user's arguments and needs, and every Megatron-LM argument written
+ * against docs/megatron-args.txt. tests/cli/test_launch.sh runs the scripts. */
 #include <stdlib.h>
 
 #include "harness.h"
@@ -26,20 +29,34 @@ static int node_by_name(const hp_problem *p, const char *name)
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* Reads a script back into rank -> device: the torchrun case lines ("  0) host='a';
- * gpus=0,1; nproc=2 ;;"), DeepSpeed's hostfile and --include (whose GPUs DeepSpeed sorts),
- * or the per-rank table ("# rank 3: host 'a' GPU 1:"). Returns 0 on a malformed script. */
+ * gpus=0,1; nproc=2 ;;"), DeepSpeed's hostfile ("printf '%s slots=%d\n' 'a' 2") and
+ * --include (whose GPUs DeepSpeed sorts), or the node map of a launch with ranks given
+ * ("    0) host='a'; gpus=0,1; ranks=0,3; nproc=2 ;;"), which the per-rank table ("# rank
+ * 3: host 'a' GPU 1:") must agree with. Returns 0 on a malformed script. */
 static int invert(const hp_problem *p, const char *text, inverted *iv)
 {
   const char *line = text;
-  int next = 0, nodes = 0, ds_hosts = 0;
+  int next = 0, nodes = 0, ds_hosts = 0, mapped = 0, tab[256];
   char ds_name[16][80];
   memset(iv, 0, sizeof *iv);
-  for (int k = 0; k < 256; k++) iv->dev[k] = -1;
+  for (int k = 0; k < 256; k++) iv->dev[k] = tab[k] = -1;
   iv->order = strstr(text, "--use-tp-pp-dp-mapping") ? HP_ORDER_TP_PP_DP : HP_ORDER_TP_DP_PP;
   for (; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-    char host[64], gpus[256];
+    char host[64], gpus[256], ranks[256];
     int nr, nproc, rank, gpu, slots;
-    if (sscanf(line, " %d) host='%63[^']'; gpus=%255[0-9,]; nproc=%d ;;", &nr, host, gpus, &nproc) == 4) {
+    if (sscanf(line, " %d) host='%63[^']'; gpus=%255[0-9,]; ranks=%255[0-9,]; nproc=%d ;;", &nr,
+               host, gpus, ranks, &nproc) == 5) {
+      int n = node_by_name(p, host), q = 0, g[64], ng = 0;
+      if (nr != mapped++ || n < 0) return 0;
+      for (char *t = strtok(gpus, ","); t && ng < 64; t = strtok(NULL, ",")) g[ng++] = atoi(t);
+      for (char *t = strtok(ranks, ","); t; t = strtok(NULL, ","), q++) {
+        int k = atoi(t);
+        if (q >= ng || k < 0 || k >= 256 || iv->dev[k] >= 0) return 0;
+        iv->dev[k] = p->cluster->nodes[n].first + g[q];
+        if (k + 1 > next) next = k + 1;
+      }
+      if (q != nproc || q != ng) return 0;
+    } else if (sscanf(line, " %d) host='%63[^']'; gpus=%255[0-9,]; nproc=%d ;;", &nr, host, gpus, &nproc) == 4) {
       int n = node_by_name(p, host), q = 0;
       if (nr != nodes++ || n < 0) return 0;
       for (char *t = strtok(gpus, ","); t; t = strtok(NULL, ","), q++)
@@ -48,10 +65,10 @@ static int invert(const hp_problem *p, const char *text, inverted *iv)
       next += nproc;
     } else if (sscanf(line, "# rank %d: host '%63[^']' GPU %d:", &rank, host, &gpu) == 3) {
       int n = node_by_name(p, host);
-      if (n < 0 || rank < 0 || rank >= 256 || iv->dev[rank] >= 0) return 0;
-      iv->dev[rank] = p->cluster->nodes[n].first + gpu;
-      if (rank + 1 > next) next = rank + 1;
-    } else if (sscanf(line, "%63s slots=%d", host, &slots) == 2 && node_by_name(p, host) >= 0) {
+      if (n < 0 || rank < 0 || rank >= 256 || tab[rank] >= 0) return 0;
+      tab[rank] = p->cluster->nodes[n].first + gpu;
+    } else if (sscanf(line, "  printf '%%s slots=%%d\\n' '%63[^']' %d", host, &slots) == 2 &&
+               node_by_name(p, host) >= 0) {
       snprintf(ds_name[ds_hosts++], sizeof ds_name[0], "%s", host);
     } else if (!strncmp(line, "deepspeed --hostfile hostfile --include '", 41)) {
       /* hosts in hostfile order; each host's included GPUs sorted */
@@ -74,6 +91,9 @@ static int invert(const hp_problem *p, const char *text, inverted *iv)
       }
     }
   }
+  for (int k = 0; k < 256; k++)   /* the table says what the launch does */
+    if (tab[k] >= 0 && (mapped ? iv->dev[k] != tab[k] : 0)) return 0;
+  if (!mapped && !nodes && !ds_hosts) return 0;   /* no launch at all */
   iv->n = next;
   return 1;
 }
@@ -191,6 +211,15 @@ TEST(launch_unrealisable_placement_gives_the_rank_table)
   CHECK(all_formats_invert(p, pl, &meg));
   CHECK_CONTAINS(meg, "cannot be made with a node order");
   CHECK(!strstr(meg, "torchrun --nnodes"));
+  /* each process with its rank given: node a runs ranks 0 and 3 */
+  CHECK_CONTAINS(meg, "    0) host='a'; gpus=0,1; ranks=0,3; nproc=2 ;;\n");
+  CHECK_CONTAINS(meg, "  RANK=$rank LOCAL_RANK=$q WORLD_SIZE=4 LOCAL_WORLD_SIZE=$nproc");
+  CHECK_CONTAINS(meg, "MASTER_ADDR='a' MASTER_PORT=29500 CUDA_VISIBLE_DEVICES=$gpus");
+  CHECK_CONTAINS(meg, "\"${PYTHON:-python}\" 'pretrain_gpt.py' \"${MEGATRON_ARGS[@]}\" "
+                      "${ARGS[@]+\"${ARGS[@]}\"} &\n");
+  /* the placement is no longer among what Megatron-LM cannot express */
+  CHECK_CONTAINS(meg, "# Placement: it cannot be made with a node order");
+  CHECK(!strstr(meg, "#  - the placement"));
   free(meg);
   hp_plan_destroy(&pl);
   hp_problem_destroy(&p);
@@ -322,7 +351,8 @@ TEST(launch_formats_table_lists_every_format_once)
   CHECK_INT(hp_launch_format_parse("megatron"), HP_LAUNCH_MEGATRON);
   CHECK_INT(hp_launch_format_parse("deepspeed"), HP_LAUNCH_DEEPSPEED);
   CHECK_INT(hp_launch_format_parse("torchrun"), HP_LAUNCH_TORCHRUN);
-  CHECK_INT(hp_launch_format_parse("slurm"), -1);
+  CHECK_INT(hp_launch_format_parse("slurm"), HP_LAUNCH_SLURM);
+  CHECK_INT(hp_launch_format_parse("pbs"), -1);
   CHECK_INT(hp_launch_format_parse(NULL), -1);
   CHECK(hp_launch_format_name(-1) == NULL);
   for (int f = 0; hp_launch_format_name(f); f++, n++) {
@@ -337,15 +367,16 @@ TEST(launch_formats_table_lists_every_format_once)
     CHECK_CONTAINS(text, e->order[HP_ORDER_TP_DP_PP]);
     free(text);
   }
-  CHECK_INT(n, 3);
+  CHECK_INT(n, 4);
   CHECK(hp__launch_fmt(n) == NULL);
-  CHECK(!strcmp(hp_launch_format_list(buf, sizeof buf, ", ", " or "), "megatron, deepspeed or torchrun"));
-  CHECK(!strcmp(hp_launch_format_list(buf, sizeof buf, "|", "|"), "megatron|deepspeed|torchrun"));
+  CHECK(!strcmp(hp_launch_format_list(buf, sizeof buf, ", ", " or "),
+                "megatron, deepspeed, torchrun or slurm"));
+  CHECK(!strcmp(hp_launch_format_list(buf, sizeof buf, "|", "|"), "megatron|deepspeed|torchrun|slurm"));
   CHECK(!strcmp(hp_launch_format_list(buf, 6, "|", "|"), "megat"));
   text = buf;
   CHECK(hp_launch_write(p, pl, (hp_launch_format)n, NULL, &text, &d) == HP_INVAL);
   CHECK(text == NULL);
-  CHECK_CONTAINS(d.msg, "unknown launch format 3");
+  CHECK_CONTAINS(d.msg, "unknown launch format 4");
   /* config_only: DeepSpeed's config alone; a format without a config ignores it */
   {
     hp_launch_opts o = {0};
@@ -360,4 +391,183 @@ TEST(launch_formats_table_lists_every_format_once)
   }
   hp_plan_destroy(&pl);
   hp_problem_destroy(&p);
+}
+
+/* The one quoting function: plain text in single quotes, a quote closed and reopened,
+ * a control character (a line break would end a comment) as $'...' with \xHH. */
+TEST(launch_quoting_makes_one_shell_word_of_anything)
+{
+  static const struct { const char *in, *out; } cases[] = {
+    { "a100-00", "'a100-00'" },
+    { "", "''" },
+    { "x'; touch pwned; '", "'x'\\''; touch pwned; '\\'''" },
+    { "$(touch p) `id` \"q\" \\ # ; EOF", "'$(touch p) `id` \"q\" \\ # ; EOF'" },
+    { "evil\ntouch p", "$'evil\\x0atouch p'" },
+    { "tab\there 'q' \\", "$'tab\\x09here \\'q\\' \\\\'" },
+    { NULL, NULL } };
+  char buf[64];
+  for (int i = 0; cases[i].in; i++) {
+    hp_sb b = {0};
+    hp__sh_quote(&b, cases[i].in);
+    CHECK(b.s && !strcmp(b.s, cases[i].out));
+    if (b.s && strcmp(b.s, cases[i].out)) fprintf(stderr, "  %s -> %s\n", cases[i].in, b.s);
+    CHECK(!strchr(b.s, '\n'));
+    free(b.s);
+  }
+  CHECK(!strcmp(hp__sh_quote_buf(buf, sizeof buf, "b'c"), "'b'\\''c'"));
+}
+
+/* An arguments file: blanks split, quotes and backslashes keep, # lines are comments,
+ * nothing is expanded; an unclosed quote is an error. */
+TEST(launch_arguments_file_splits_as_a_response_file)
+{
+  char **v = NULL;
+  int n = -1;
+  hp_diag d = {0};
+  CHECK(hp_launch_args_split("# data\n--data-path /d/x_text  --lr 3e-4\n"
+                             "  # indented comment\n--name 'a b' \"c\\\"d\" e\\ f $(id) #not\n",
+                             &v, &n, &d) == HP_OK);
+  CHECK_INT(n, 10);
+  if (n == 10) {
+    CHECK(!strcmp(v[0], "--data-path") && !strcmp(v[1], "/d/x_text") && !strcmp(v[3], "3e-4"));
+    CHECK(!strcmp(v[5], "a b") && !strcmp(v[6], "c\"d") && !strcmp(v[7], "e f"));
+    CHECK(!strcmp(v[8], "$(id)") && !strcmp(v[9], "#not"));   /* # only starts a line's comment */
+    CHECK(v[10] == NULL);
+  }
+  free(v);
+  CHECK(hp_launch_args_split("", &v, &n, &d) == HP_OK);
+  CHECK(n == 0 && v && v[0] == NULL);
+  free(v);
+  CHECK(hp_launch_args_split("--x 'open", &v, &n, &d) == HP_PARSE);
+  CHECK(v == NULL);
+  CHECK_CONTAINS(d.msg, "single quote is not closed");
+}
+
+/* The user's arguments reach the script as words; Megatron's needs are named in the
+ * header and checked; torchrun's script leaves them to the user's own program. */
+TEST(launch_user_arguments_and_needs)
+{
+  hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_plan *pl = fx_plan(p, TINY_PLAN("[[0], [1]]", "[[2], [3]]"));
+  static const char *const args[] = { "--data-path", "my data", "it's", "line\nbreak" };
+  hp_launch_opts o = {0};
+  hp_diag d = {0};
+  char *meg = NULL, *tr = NULL;
+  o.args = args;
+  o.n_args = 4;
+  CHECK(hp_launch_write(p, pl, HP_LAUNCH_MEGATRON, &o, &meg, &d) == HP_OK);
+  CHECK(hp_launch_write(p, pl, HP_LAUNCH_TORCHRUN, &o, &tr, &d) == HP_OK);
+  CHECK_CONTAINS(meg, "USER_ARGS=('--data-path' 'my data' 'it'\\''s' $'line\\x0abreak')\n");
+  CHECK_CONTAINS(tr, "USER_ARGS=('--data-path' 'my data' 'it'\\''s' $'line\\x0abreak')\n");
+  CHECK_CONTAINS(meg, "#   data           --data-path PREFIX");
+  CHECK_CONTAINS(meg, "need 'data' --data-path --mock-data --train-data-path");
+  CHECK_CONTAINS(meg, "need 'iterations' --train-iters --train-samples\n");
+  CHECK_CONTAINS(meg, "'pretrain_gpt.py' \"${MEGATRON_ARGS[@]}\" ${ARGS[@]+\"${ARGS[@]}\"}\n");
+  CHECK(!strstr(tr, "need '"));
+  CHECK_CONTAINS(tr, "# To add: the training script ('train.py') is yours.");
+  free(meg);
+  free(tr);
+  hp_plan_destroy(&pl);
+  hp_problem_destroy(&p);
+}
+
+/* The Slurm format: sbatch's resources, srun with the task map, whatever the placement. */
+TEST(launch_slurm_script_carries_the_task_map)
+{
+  hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_plan *pl = fx_plan(p, TINY_PLAN("[[0], [3]]", "[[2], [1]]"));
+  char *s = launch(p, pl, HP_LAUNCH_SLURM);
+  CHECK(!strncmp(s, "#!/usr/bin/env bash\n#SBATCH --job-name=hetplan\n#SBATCH --nodes=2\n"
+                    "#SBATCH --ntasks=4\n#SBATCH --gpus-per-node=2\n#SBATCH --exclusive\n"
+                    "#SBATCH --nodelist=a,b\n# Megatron-LM under Slurm launch for a plan", 165));
+  CHECK_CONTAINS(s, "planned=('a' 'b')\n");
+  CHECK_CONTAINS(s, "srun --nodes=2 --ntasks=4 --distribution=arbitrary");
+  CHECK_CONTAINS(s, "    0) host='a'; gpus=0,1; ranks=0,3; nproc=2 ;;\n");
+  free(s);
+  hp_plan_destroy(&pl);
+  hp_problem_destroy(&p);
+}
+
+static void count_warning(void *ctx, const char *text)
+{
+  (void)text;
+  (*(int *)ctx)++;
+}
+
+/* Every argument a Megatron-LM script writes (MEGATRON_ARGS) or checks (need ...) is one
+ * Megatron-LM's parser has (docs/megatron-args.txt, read from its sources), over models
+ * that take every branch: GPT, Llama with GQA, Qwen2's biases, Qwen3's Q/K norms and
+ * head width, Gemma 2's GeGLU, norms and capping; uneven stages, recompute, ZeRO, fp16,
+ * the tp-pp-dp mapping. Gemma's architecture is said, and given to the warn callback. */
+TEST(launch_megatron_arguments_are_megatrons)
+{
+  static const char *const models[] = {
+    "{ \"transformer\": { \"family\": \"gpt\", \"layers\": 4, \"hidden\": 256, \"heads\": 8,"
+    "  \"seq\": 128, \"vocab\": 1000, \"tied\": true, \"dtype\": \"fp16\" } }",
+    "{ \"transformer\": { \"family\": \"llama\", \"layers\": 4, \"hidden\": 256, \"heads\": 8,"
+    "  \"kv_heads\": 2, \"seq\": 128, \"vocab\": 1000, \"qkv_bias\": true } }",
+    "{ \"transformer\": { \"family\": \"llama\", \"layers\": 4, \"hidden\": 256, \"heads\": 8,"
+    "  \"kv_heads\": 2, \"head_dim\": 64, \"qk_norm\": true, \"seq\": 128, \"vocab\": 1000 } }",
+    "{ \"transformer\": { \"family\": \"llama\", \"layers\": 4, \"hidden\": 256, \"heads\": 8,"
+    "  \"head_dim\": 64, \"mlp\": \"geglu\", \"post_norms\": true, \"attn_softcap\": true,"
+    "  \"logit_softcap\": true, \"seq\": 128, \"vocab\": 1000, \"tied\": true } }",
+    NULL };
+  static const char *const plans[] = {
+    "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 1, \"stages\": ["
+    "  { \"layers\": [0, 1], \"devices\": [[0], [2]] },"
+    "  { \"layers\": [2, 6], \"recompute\": true, \"devices\": [[1], [3]] } ],"
+    "  \"sharding\": [\"zdp\", \"zdp\", \"dp\", \"dp\", \"dp\", \"dp\", \"dp\"] }",
+    "{ \"pp\": 1, \"tp\": 2, \"dp\": 2, \"mbs\": 1, \"stages\": ["
+    "  { \"layers\": [0, 6], \"recompute\": true, \"devices\": [[0, 1], [2, 3]] } ] }",
+    NULL };
+  char *list = NULL, *text = NULL;
+  hp_diag d = {0};
+  int warnings = 0, checked = 0;
+  CHECK(hp_read_file("docs/megatron-args.txt", &list, &d) == HP_OK);
+  for (int mi = 0; models[mi] && list; mi++)
+    for (int pi = 0; plans[pi]; pi++) {
+      hp_problem *p = fx_problem(models[mi], fx_tiny_cluster, NULL, 8, HP_1F1B);
+      hp_plan *pl = fx_plan(p, plans[pi]);
+      hp_launch_opts o = {0};
+      int in_args = 0;
+      o.warn = count_warning;
+      o.warn_ctx = &warnings;
+      CHECK(hp_launch_write(p, pl, HP_LAUNCH_MEGATRON, &o, &text, &d) == HP_OK);
+      for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char flag[80], want[96];
+        in_args = !strncmp(line, "MEGATRON_ARGS=(", 15) ? 1 : !strncmp(line, ")", 1) ? 0 : in_args;
+        if (in_args && sscanf(line, "  %79[-a-z0-9]", flag) == 1 && !strncmp(flag, "--", 2)) {
+          snprintf(want, sizeof want, "\n%s\n", flag);
+          if (!strstr(list, want)) fprintf(stderr, "  %s is not in docs/megatron-args.txt\n", flag);
+          CHECK(strstr(list, want) != NULL);
+          checked++;
+        }
+      }
+      if (mi == 2) {
+        CHECK_CONTAINS(text, "  --kv-channels 64\n");
+        CHECK_CONTAINS(text, "  --qk-layernorm\n");
+      }
+      if (mi == 3) {
+        CHECK_CONTAINS(text, "  --quick-geglu\n");
+        CHECK(!strstr(text, "  --swiglu\n"));
+        CHECK_CONTAINS(text, "#  - GeGLU (the gate's activation is GELU, as Gemma's)");
+        CHECK_CONTAINS(text, "#  - soft-capping of the output logits");
+      }
+      if (mi == 1) CHECK(!strstr(text, "--kv-channels"));
+      if (pi == 0) CHECK_CONTAINS(text, "  --use-tp-pp-dp-mapping\n");
+      free(text);
+      hp_plan_destroy(&pl);
+      hp_problem_destroy(&p);
+    }
+  /* the needs the scripts check */
+  for (const hp_launch_need *n = hp__megatron_needs; n->what && list; n++)
+    for (int k = 0; k < 6 && n->flags[k]; k++) {
+      char want[96];
+      snprintf(want, sizeof want, "\n%s\n", n->flags[k]);
+      CHECK(strstr(list, want) != NULL);
+      checked++;
+    }
+  CHECK(checked > 100);
+  CHECK_INT(warnings, 2 * 4);   /* Gemma's four, for each of its two plans */
+  free(list);
 }
