@@ -31,46 +31,68 @@ static const char help[] =
   "\n"
   "exit codes: 0 written, 4 the plan is invalid, 3 an input file is bad, 2 usage.\n";
 
-int cmd_export_launch(int argc, char **argv)
+typedef struct export_opts {
+  const char *format;
+  int json;
+  int f;                 /* the format, checked (hp_launch_format) */
+} export_opts;
+
+static const cli_flag flags[] = {
+  /* checked by the command, after the parse (it is missing as often as it is wrong) */
+  { .name = "format", .arg = "F", CLI_OWN_TEXT(export_opts, format),
+    .help = "what to write: megatron, deepspeed or torchrun" },
+  CLI_FLAG_PLAN, CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_PROFILE, CLI_FLAG_JOB,
+  { .name = "json", CLI_OWN_SWITCH(export_opts, json),
+    .help = "with --format deepspeed: the DeepSpeed config alone" },
+  CLI_FLAG_OUT, CLI_FLAG_MEM_MARGIN,
+};
+
+static int check(cli_ctx *c)
 {
-  cli_opts o;
-  hp_problem *prob = NULL;
-  hp_plan *plan = NULL;
+  export_opts *o = c->opts;
+  if (!o->format) return cli_usage_error("export", "missing --format megatron|deepspeed|torchrun");
+  if ((o->f = hp_launch_format_parse(o->format)) < 0)
+    return cli_usage_error("export", "--format: expected megatron, deepspeed or torchrun, got "
+                           "'%s'", o->format);
+  if (o->json && o->f != HP_LAUNCH_DEEPSPEED) {
+    fprintf(stderr, "hetplan export: --json is for --format deepspeed (its config alone)\n");
+    return EXIT_USAGE;
+  }
+  return EXIT_OK_;
+}
+
+static int run(cli_ctx *c)
+{
+  const export_opts *o = c->opts;
+  const char *out = c->core.out;
   hp_launch_opts lo = {0};
   hp_diag d;
   hp_err err;
   char *text = NULL;
-  int f, rc = cli_parse(argc, argv, 2, "export",
-                        "format plan model cluster gbs schedule profile job json out mem-margin", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
-  if (!o.format) {
-    fprintf(stderr, "hetplan export: missing --format megatron|deepspeed|torchrun\n"
-            "(see 'hetplan export --help')\n");
-    return EXIT_USAGE;
-  }
-  if ((f = hp_launch_format_parse(o.format)) < 0) {
-    fprintf(stderr, "hetplan export: --format: expected megatron, deepspeed or torchrun, got "
-            "'%s'\n(see 'hetplan export --help')\n", o.format);
-    return EXIT_USAGE;
-  }
-  if (o.json && f != HP_LAUNCH_DEEPSPEED) {
-    fprintf(stderr, "hetplan export: --json is for --format deepspeed (its config alone)\n");
-    return EXIT_USAGE;
-  }
-  if ((rc = cli_load_plan(&o, "export", &prob, &plan))) return rc;
+  int rc;
   cli_diag_init(&d);
-  lo.plan_name = o.plan;
-  lo.config_only = o.json;
-  if ((err = hp_launch_write(prob, plan, (hp_launch_format)f, &lo, &text, &d))) {
+  lo.plan_name = c->core.plan;
+  lo.config_only = o->json;
+  if ((err = hp_launch_write(c->prob, c->plan, (hp_launch_format)o->f, &lo, &text, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
-  rc = cli_write(o.out, text);
-  if (!rc && o.out) fprintf(stderr, "hetplan: wrote %s\n", o.out);
+  rc = cli_write(out, text);
+  if (!rc && out) fprintf(stderr, "hetplan: wrote %s\n", out);
 done:
   free(text);
-  hp_plan_destroy(&plan);
-  hp_problem_destroy(&prob);
   return rc;
 }
+
+const cli_cmd cli_cmd_export = {
+  .name = "export",
+  .summary = "launch settings for a plan: Megatron-LM arguments, a DeepSpeed config,\n"
+             "or torchrun commands, with the hostfile and rank order it needs",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(export_opts),
+  .steps = CLI_PLAN,
+  .check = check,
+  .run = run,
+};
