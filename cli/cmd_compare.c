@@ -9,7 +9,8 @@
 
 static const char help[] =
   "usage: hetplan compare --model M --cluster C --gbs N [--solvers a,b,...] [--schedule S]\n"
-  "                       [--profile F] [--job J] [--time-limit S] [--seed N] [--json]\n"
+  "                       [--profile F] [--job J] [--time-limit S] [--seed N] [--max-work N]\n"
+  "                       [--mem-margin F] [--json]\n"
   "\n"
   "Runs each solver (default: every solver built in) on the instance and prints one row\n"
   "each: status, iteration time and throughput of its plan as the evaluator scores it,\n"
@@ -22,7 +23,7 @@ static const char help[] =
   "ZeRO-3), or why it has none (whether it is proved that none fits). A solver that\n"
   "refuses the instance says why. --json prints the rows as JSON, configurations included.\n"
   "--mem-margin F keeps that fraction of every device's memory free.\n"
-  "--time-limit applies to each solver.\n";
+  "--time-limit and --max-work apply to each solver.\n";
 
 typedef struct row {
   const hp_solver *s;

@@ -7,7 +7,8 @@
 
 static const char help[] =
   "usage: hetplan export --format megatron|deepspeed|torchrun [--plan] plan.json\n"
-  "                      [--model M --cluster C --gbs N ...] [--json] [-o FILE]\n"
+  "                      [--model M --cluster C --gbs N] [--schedule S] [--profile F]\n"
+  "                      [--job J] [--mem-margin F] [--json] [-o FILE]\n"
   "\n"
   "Writes a bash script that launches the plan, to -o or stdout:\n"
   "  megatron   Megatron-LM's arguments: tensor and pipeline sizes, micro and global\n"

@@ -8,7 +8,8 @@
 
 static const char help[] =
   "usage: hetplan report [--plan] plan.json [--html] [-o FILE] [--solvers a,b,...|none]\n"
-  "                      [--time-limit S] [--model M --cluster C --gbs N ...]\n"
+  "                      [--time-limit S] [--model M --cluster C --gbs N] [--schedule S]\n"
+  "                      [--profile F] [--job J] [--mem-margin F]\n"
   "\n"
   "Writes one page on the plan, Markdown (default) or HTML (--html, with the placement and\n"
   "a simulated iteration embedded as SVG), to -o or stdout: the configuration; the stages\n"

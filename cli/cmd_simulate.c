@@ -18,6 +18,7 @@ static const char sim_help[] =
 
 static const char draw_help[] =
   "usage: hetplan draw [--plan] P --model M --cluster C --gbs N --svg placement.svg\n"
+  "                    [--schedule S] [--profile F] [--job J]\n"
   "\n"
   "Draws the cluster's nodes and devices, each device coloured by its stage and labelled\n"
   "with its replica (and TP rank), and the hand-off links of every replica.\n";
