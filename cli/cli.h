@@ -231,12 +231,6 @@ int cli_check_output(const char *path);
 void cli_interrupt_attach(hp_limits *lim);
 int cli_interrupted(void);
 
-/* The commands' tables (cmd_*.c, cli_commands.c). */
-extern const cli_cmd cli_cmd_import_hf, cli_cmd_plan, cli_cmd_evaluate, cli_cmd_report,
-  cli_cmd_export, cli_cmd_compare, cli_cmd_simulate, cli_cmd_draw, cli_cmd_validate,
-  cli_cmd_export_lp, cli_cmd_decode, cli_cmd_expand, cli_cmd_describe, cli_cmd_solvers,
-  cli_cmd_version, cli_cmd_flags;
-
 /* Profile coverage: computes it (prints errors; 0 or an exit code), prints it as a
  * summary line and, when anything is derived or estimated, a table by kind, type, tp
  * and mbs; under --strict-profile refuses estimated cells (EXIT_INPUT, with the
