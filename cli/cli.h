@@ -1,8 +1,11 @@
-/* cli.h -- shared parts of the hetplan command-line tool: exit codes, option parsing,
- * loading a problem from the common flags. The commands hold no planning logic. */
+/* cli.h -- shared parts of the hetplan command-line tool: exit codes, the command and
+ * flag tables, the prologue every command runs through (cli_prologue.c), errors and
+ * output. The commands hold no planning logic. docs/adding-a-command.md. */
 #ifndef HP_CLI_H
 #define HP_CLI_H
 
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "hetplan/hetplan.h"
@@ -21,48 +24,195 @@ enum {
   EXIT_IO = 8            /* an output file cannot be written (the OS's reason is given) */
 };
 
-typedef struct cli_opts {
-  const char *model, *cluster, *profile, *job, *plan, *out, *solver, *schedule;
-  long gbs;
-  int json, help, show_rejected, strict_profile;
-  int top;
-  const char *solvers;   /* compare: comma-separated names */
-  const char *svg;       /* simulate, draw: where to write the picture */
-  long samples;          /* validate: random plans to score */
-  const char *config;    /* export-lp, decode: "pp=..,tp=..,dp=..,mbs=.." */
-  const char *solution;  /* decode: a solver's solution file */
-  int mps;
-  int fixed;             /* export-lp, decode: the exact MIP of the Megatron-order placement */
-  double time_limit;
-  unsigned long seed;
-  long max_work;
-  /* issue 12: import-hf, export, report, --mem-margin */
-  const char *input;     /* import-hf: the config file, given as a plain argument */
-  long seq;              /* import-hf: sequence length, 0: the config's */
-  const char *dtype;     /* import-hf: bf16, fp16, fp32 */
-  const char *format;    /* export: megatron, deepspeed, torchrun */
-  int html;              /* report: HTML instead of Markdown */
-  double mem_margin;     /* --mem-margin, fraction kept free; < 0: not given */
-} cli_opts;
+/* --- The flags commands share: the problem (files, job), a search's limits, the output.
+ * Each command's table places those it takes (CLI_FLAG_MODEL, ...); a flag not given, or
+ * not taken, keeps the value cli_core_init gives. */
+typedef struct cli_core {
+  const char *model, *cluster, *profile, *job;   /* files */
+  const char *plan;         /* a plan file: --plan, or the plain argument */
+  const char *schedule;     /* as given (checked); NULL: the job file's or the plan's */
+  long gbs;                 /* -1: not given */
+  double mem_margin;        /* fraction of memory kept free; < 0: not given */
+  int strict_profile;
+  double time_limit;        /* seconds; 0: the solver's default */
+  long seed;                /* hp_limits_init's (1) */
+  long max_work;            /* 0: the solver's default */
+  const char *out;          /* -o, --out; NULL: stdout */
+  int help;                 /* -h, --help */
+  char **rest;              /* CLI_REST: the arguments after a bare `--`, as given */
+  int n_rest;
+} cli_core;
 
-/* Parses argv[first..] against the flags allowed by `allowed` (a space-separated list
- * such as "model cluster gbs json"). Prints the problem and returns EXIT_USAGE on error. */
-int cli_parse(int argc, char **argv, int first, const char *cmd, const char *allowed,
-              cli_opts *o);
+void cli_core_init(cli_core *core);
+
+/* --- A flag, as a command's table declares it: what the parser accepts and checks, what
+ * `hetplan flags` lists, what the suggestions for a misspelt flag are drawn from. */
+typedef enum cli_kind {
+  CLI_SWITCH,   /* no value: its int becomes 1 */
+  CLI_TEXT,     /* a string (const char *): a file, a name, a list */
+  CLI_CHOICE,   /* a string that `choice` accepts (returns >= 0) */
+  CLI_INT,      /* a long in min..max */
+  CLI_NUM,      /* a double between lo and hi (each end open or closed: `open`) */
+  CLI_ARG       /* a plain argument only (const char *), never --name */
+} cli_kind;
+
+enum { CLI_OPEN_LO = 1, CLI_OPEN_HI = 2 };
+
+typedef struct cli_flag {
+  const char *name;       /* --name, without the dashes ("out" is also -o) */
+  const char *arg;        /* the value as the help writes it ("FILE", "N"); NULL: a switch */
+  cli_kind kind;
+  int own;                /* 1: a field of the command's own options; 0: of cli_core */
+  size_t at;              /* the field's offset there (CLI_AT_) */
+  int positional;         /* also taken as the first plain argument (once) */
+  long min, max;          /* CLI_INT */
+  double lo, hi;          /* CLI_NUM */
+  int open;               /* CLI_NUM: CLI_OPEN_LO, CLI_OPEN_HI */
+  int (*choice)(const char *s);   /* CLI_CHOICE: >= 0 for a value it takes */
+  const char *expect;     /* what a bad value is told it should be ("expected ...");
+                           * NULL for CLI_INT: "an integer in MIN..MAX" and `note` */
+  const char *note;       /* CLI_INT: after that range, e.g. " (2^40)" */
+  const char *def;        /* own flags: the default, as it would be given; NULL: 0 or none */
+  const char *help;       /* one line: what it sets */
+} cli_flag;
+
+/* The offset of field F of struct T, which must be of type V (a compile-time check: the
+ * comparison of distinct pointer types warns). */
+#define CLI_AT_(T, F, V) (offsetof(T, F) + 0 * sizeof(&((T *)0)->F == (V *)0))
+
+/* The value's field and its kind, for a flag of the command's own options struct T. */
+#define CLI_OWN_TEXT(T, F)   .kind = CLI_TEXT, .own = 1, .at = CLI_AT_(T, F, const char *)
+#define CLI_OWN_ARG(T, F)    .kind = CLI_ARG, .own = 1, .at = CLI_AT_(T, F, const char *)
+#define CLI_OWN_SWITCH(T, F) .kind = CLI_SWITCH, .own = 1, .at = CLI_AT_(T, F, int)
+#define CLI_OWN_CHOICE(T, F, FN) \
+  .kind = CLI_CHOICE, .own = 1, .at = CLI_AT_(T, F, const char *), .choice = (FN)
+#define CLI_OWN_INT(T, F, MIN, MAX) \
+  .kind = CLI_INT, .own = 1, .at = CLI_AT_(T, F, long), .min = (MIN), .max = (MAX)
+
+/* The shared flags, defined once; a command's table places those it takes. */
+#define CLI_FLAG_MODEL { .name = "model", .arg = "FILE", .kind = CLI_TEXT, \
+  .at = CLI_AT_(cli_core, model, const char *), \
+  .help = "the model file (docs/formats.md), or a Hugging Face config.json" }
+#define CLI_FLAG_CLUSTER { .name = "cluster", .arg = "FILE", .kind = CLI_TEXT, \
+  .at = CLI_AT_(cli_core, cluster, const char *), .help = "the cluster file (docs/formats.md)" }
+#define CLI_FLAG_PROFILE { .name = "profile", .arg = "FILE", .kind = CLI_TEXT, \
+  .at = CLI_AT_(cli_core, profile, const char *), \
+  .help = "measured layer times and bandwidths (docs/formats.md)" }
+#define CLI_FLAG_JOB { .name = "job", .arg = "FILE", .kind = CLI_TEXT, \
+  .at = CLI_AT_(cli_core, job, const char *), \
+  .help = "a job file with gbs and schedule (the flags win)" }
+#define CLI_FLAG_PLAN { .name = "plan", .arg = "FILE", .kind = CLI_TEXT, .positional = 1, \
+  .at = CLI_AT_(cli_core, plan, const char *), \
+  .help = "a plan file; its \"inputs\" give the flags of the problem not given" }
+#define CLI_FLAG_GBS { .name = "gbs", .arg = "N", .kind = CLI_INT, \
+  .at = CLI_AT_(cli_core, gbs, long), .min = 1, .max = HP_MAX_GBS, .note = " (2^40)", \
+  .help = "the global batch size, in samples" }
+#define CLI_FLAG_SCHEDULE { .name = "schedule", .arg = "S", .kind = CLI_CHOICE, \
+  .at = CLI_AT_(cli_core, schedule, const char *), .choice = hp_schedule_parse, \
+  .expect = "1f1b or gpipe", .help = "the pipeline schedule" }
+#define CLI_FLAG_MEM_MARGIN { .name = "mem-margin", .arg = "F", .kind = CLI_NUM, \
+  .at = CLI_AT_(cli_core, mem_margin, double), .lo = 0, .hi = 1, .open = CLI_OPEN_HI, \
+  .expect = "the fraction of memory to keep free, in [0, 1) (0.1 keeps 10 %)", \
+  .help = "memory kept free on every device (docs/memory-margin.md)" }
+#define CLI_FLAG_STRICT_PROFILE { .name = "strict-profile", .kind = CLI_SWITCH, \
+  .at = CLI_AT_(cli_core, strict_profile, int), \
+  .help = "refuse (exit 3) when a layer time would be estimated, not measured" }
+#define CLI_FLAG_TIME_LIMIT { .name = "time-limit", .arg = "S", .kind = CLI_NUM, \
+  .at = CLI_AT_(cli_core, time_limit, double), .lo = 0, .hi = 1e9, .open = CLI_OPEN_LO, \
+  .expect = "a number of seconds in (0, 1e9]", .help = "the wall-clock limit of a search" }
+#define CLI_FLAG_SEED { .name = "seed", .arg = "N", .kind = CLI_INT, \
+  .at = CLI_AT_(cli_core, seed, long), .min = 0, .max = LONG_MAX, \
+  .help = "the seed of what is random (default 1)" }
+#define CLI_FLAG_MAX_WORK { .name = "max-work", .arg = "N", .kind = CLI_INT, \
+  .at = CLI_AT_(cli_core, max_work, long), .min = 1, .max = LONG_MAX, \
+  .help = "a cap on the solver's work: plans, moves or nodes (docs/cli.md)" }
+#define CLI_FLAG_OUT { .name = "out", .arg = "FILE", .kind = CLI_TEXT, \
+  .at = CLI_AT_(cli_core, out, const char *), \
+  .help = "write the output to FILE instead of stdout" }
+
+/* --- A command: its table, and what the prologue does before its run, in this order:
+ * parse the flags (then --help), its `check`, -o, the problem (and plan), coverage,
+ * limits (always), progress, interrupts. */
+enum {
+  CLI_ANY_ARGS = 1 << 0,     /* no flags parsed, arguments ignored (version) */
+  CLI_CHECK_OUT = 1 << 1,    /* -o checked writable before the work (a long search) */
+  CLI_PROBLEM = 1 << 2,      /* the problem loaded (a plan file's "inputs" fill the flags) */
+  CLI_PLAN = 1 << 3,         /* also --plan, required, loaded and validated */
+  CLI_PLAN_IF_GIVEN = 1 << 4,/* --plan loaded as CLI_PLAN when given, else the problem */
+  CLI_COVER_SPACE = 1 << 5,  /* the search space's profile coverage printed on stderr,
+                              * and --strict-profile applied to it */
+  CLI_COVER_PLAN = 1 << 6,   /* the plan's coverage kept in c->cov, --strict-profile */
+  CLI_PROGRESS = 1 << 7,     /* the stderr progress observer in c->lim */
+  CLI_INTERRUPT = 1 << 8,    /* SIGINT and SIGTERM stop the search (c->lim.stop) */
+  CLI_REST = 1 << 9          /* a bare `--` ends the flags: what follows is the command's
+                              * (core.rest, core.n_rest), never parsed */
+};
+
+/* The state of the progress lines a search prints on stderr. */
+typedef struct cli_progress { int printed, had_bound; double last; } cli_progress;
+
+typedef struct cli_ctx cli_ctx;
+
+typedef struct cli_cmd {
+  const char *name;
+  const char *summary;       /* its entry in `hetplan --help` (lines after the first are
+                              * indented there); NULL: not listed */
+  const char *help;          /* `hetplan NAME --help` */
+  const cli_flag *flags;     /* in the order --help lists them and suggestions try them */
+  int n_flags;
+  size_t opts_size;          /* its own options' struct (zeroed, then the defaults), or 0 */
+  unsigned steps;            /* CLI_* above */
+  /* may be NULL: checks of the flags before any file is read (0, an exit code, or
+   * CLI_DONE to end with exit 0) */
+  int (*check)(cli_ctx *c);
+  int (*run)(cli_ctx *c);    /* the command's work; its exit code */
+} cli_cmd;
+
+#define CLI_FLAGS(table) .flags = (table), .n_flags = (int)(sizeof (table) / sizeof *(table))
+#define CLI_DONE (-1)
+
+/* What a command's check and run receive. The prologue owns prob, plan and cov (freed
+ * after run; a command may take one and set the field to NULL). */
+struct cli_ctx {
+  const cli_cmd *cmd;
+  cli_core core;
+  void *opts;                /* the command's own options, NULL if it has none */
+  hp_problem *prob;          /* CLI_PROBLEM, CLI_PLAN */
+  hp_plan *plan;             /* CLI_PLAN: validated, its schedule adopted */
+  hp_coverage *cov;          /* CLI_COVER_PLAN */
+  hp_limits lim;             /* time limit, seed and max work from the flags */
+  cli_progress progress;     /* CLI_PROGRESS: the observer's state */
+};
+
+/* Every command, in the order of `hetplan --help` (cli_commands.c); NULL-terminated. */
+extern const cli_cmd *const cli_commands[];
+const cli_cmd *cli_command_find(const char *name);
+/* `hetplan --help`: the commands' summaries between the fixed text. */
+void cli_usage_print(FILE *f);
+
+/* Runs a command: the prologue its table configures, its run, the cleanup (cli_prologue.c). */
+int cli_command_run(const cli_cmd *cmd, int argc, char **argv);
+
+/* Parses argv[first..] against cmd's table into core and opts (own flags' defaults first).
+ * Prints the problem and returns EXIT_USAGE on error (cli_parse.c). */
+int cli_parse(const cli_cmd *cmd, int argc, char **argv, int first, cli_core *core, void *opts);
+
+/* Prints "hetplan CMD: <msg>\n(see 'hetplan CMD --help')" and returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* `hetplan flags`: the flags of cmd, one a line of tab-separated columns: `prefix` (if not
+ * NULL), the flag as typed (--gbs; a plain argument's placeholder), its value ("-" for a
+ * switch or a plain argument), what it sets with the values it takes and its default. */
+void cli_flags_print(FILE *f, const cli_cmd *cmd, const char *prefix);
 
 /* Fills the flags a plan file's "inputs" block gives (--model, --cluster, --profile,
  * --gbs, --schedule, --mem-margin) where they are missing and o->plan is set; flags win.
  * Returns 1 if the plan file had such a block (cli_inputs.c). */
-int cli_plan_inputs(cli_opts *o);
-
-/* Loads model, cluster, optional profile and job from the flags into a problem. */
-int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out);
+int cli_plan_inputs(cli_core *o);
 
 /* Prints "hetplan: error: <msg>" and maps the error to an exit code. */
 int cli_fail(const hp_diag *d, hp_err err);
 
-/* The state of the progress lines a search prints on stderr. */
-typedef struct cli_progress { int printed, had_bound; double last; } cli_progress;
 /* Installs the stderr progress observer in `lim`; `st` must outlive the search. */
 void cli_progress_attach(hp_limits *lim, cli_progress *st);
 
@@ -84,29 +234,6 @@ int cli_check_output(const char *path);
  * process. cli_interrupted() is the signal received, 0 if none. */
 void cli_interrupt_attach(hp_limits *lim);
 int cli_interrupted(void);
-
-int cmd_evaluate(int argc, char **argv);
-int cmd_expand(int argc, char **argv);
-int cmd_plan(int argc, char **argv);
-int cmd_solvers(int argc, char **argv);
-int cmd_describe(int argc, char **argv);
-int cmd_compare(int argc, char **argv);
-int cmd_simulate(int argc, char **argv);
-int cmd_draw(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
-int cmd_export_lp(int argc, char **argv);
-int cmd_decode(int argc, char **argv);
-int cmd_import_hf(int argc, char **argv);
-int cmd_export_launch(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-
-/* A plan file read for a problem whose schedule neither --schedule nor the job file
- * chose sets it: a GPipe plan needs no --schedule gpipe. */
-void cli_adopt_plan_schedule(hp_problem *prob, const hp_plan *plan);
-
-/* Loads the problem and the plan of --plan (whose schedule it adopts, as above); prints
- * errors; 0 or an exit code. */
-int cli_load_plan(const cli_opts *o, const char *cmd, hp_problem **prob, hp_plan **plan);
 
 /* Profile coverage: computes it (prints errors; 0 or an exit code), prints it as a
  * summary line and, when anything is derived or estimated, a table by kind, type, tp

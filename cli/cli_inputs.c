@@ -16,7 +16,7 @@ static const char *resolve(const char *plan, const char *path, char *buf, size_t
   return access(buf, R_OK) == 0 ? buf : path;
 }
 
-int cli_plan_inputs(cli_opts *o)
+int cli_plan_inputs(cli_core *o)
 {
   static char model[4096], cluster[4096], profile[4096];
   hp_plan_info in;

@@ -9,7 +9,8 @@
 
 static const char help[] =
   "usage: hetplan compare --model M --cluster C --gbs N [--solvers a,b,...] [--schedule S]\n"
-  "                       [--profile F] [--job J] [--time-limit S] [--seed N] [--json]\n"
+  "                       [--profile F] [--job J] [--time-limit S] [--seed N] [--max-work N]\n"
+  "                       [--mem-margin F] [--json]\n"
   "\n"
   "Runs each solver (default: every solver built in) on the instance and prints one row\n"
   "each: status, iteration time and throughput of its plan as the evaluator scores it,\n"
@@ -22,7 +23,7 @@ static const char help[] =
   "ZeRO-3), or why it has none (whether it is proved that none fits). A solver that\n"
   "refuses the instance says why. --json prints the rows as JSON, configurations included.\n"
   "--mem-margin F keeps that fraction of every device's memory free.\n"
-  "--time-limit applies to each solver.\n";
+  "--time-limit and --max-work apply to each solver.\n";
 
 typedef struct row {
   const hp_solver *s;
@@ -53,23 +54,31 @@ static const char *shown_status(const row *w)
   return hp_sol_status_name(w->r.status);
 }
 
-int cmd_compare(int argc, char **argv)
-{
-  cli_opts o;
-  hp_problem *prob = NULL;
-  row rows[64];
-  int n = 0, rc;
-  double best_bound = -INFINITY, best_time = INFINITY;
-  hp_limits lim;
-  rc = cli_parse(argc, argv, 2, "compare",
-                 "model cluster gbs solvers schedule profile job time-limit seed max-work json mem-margin", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
+typedef struct compare_opts {
+  const char *solvers;
+  int json;
+  const hp_solver *list[64];   /* the solvers named (or all), found by check */
+  int n;
+} compare_opts;
 
-  /* the solvers: named, or all */
-  if (o.solvers) {
+static const cli_flag flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS,
+  { .name = "solvers", .arg = "a,b,...", CLI_OWN_TEXT(compare_opts, solvers),
+    .help = "the solvers to run, comma-separated (default: every solver built in)" },
+  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_JOB, CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED,
+  CLI_FLAG_MAX_WORK,
+  { .name = "json", CLI_OWN_SWITCH(compare_opts, json),
+    .help = "print the rows as JSON, configurations included" },
+  CLI_FLAG_MEM_MARGIN,
+};
+
+/* The solvers: named, or all. */
+static int check(cli_ctx *c)
+{
+  compare_opts *o = c->opts;
+  if (o->solvers) {
     char buf[512], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", o.solvers);
+    snprintf(buf, sizeof buf, "%s", o->solvers);
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
       const hp_solver *s = hp_solver_find(t);
       if (!s) {
@@ -80,17 +89,22 @@ int cmd_compare(int argc, char **argv)
           fprintf(stderr, "hetplan compare: unknown solver '%s' (see 'hetplan solvers')\n", t);
         return EXIT_USAGE;
       }
-      if (n < 64) rows[n++].s = s;
+      if (o->n < 64) o->list[o->n++] = s;
     }
   } else {
-    for (const hp_solver *const *s = hp_solver_all(); *s && n < 64; s++) rows[n++].s = *s;
+    for (const hp_solver *const *s = hp_solver_all(); *s && o->n < 64; s++) o->list[o->n++] = *s;
   }
-  if ((rc = cli_load_problem(&o, "compare", &prob))) return rc;
-  hp_limits_init(&lim);
-  lim.time_limit = o.time_limit;
-  lim.seed = o.seed;
-  lim.max_work = o.max_work;
-  cli_interrupt_attach(&lim);   /* Ctrl-C stops the running solver; the rest are skipped */
+  return EXIT_OK_;
+}
+
+static int run(cli_ctx *ctx)
+{
+  const compare_opts *o = ctx->opts;
+  const hp_problem *prob = ctx->prob;
+  row rows[64];
+  int n = o->n;
+  double best_bound = -INFINITY, best_time = INFINITY;
+  for (int i = 0; i < n; i++) rows[i].s = o->list[i];
 
   for (int i = 0; i < n; i++) {
     row *w = &rows[i];
@@ -101,16 +115,15 @@ int cmd_compare(int argc, char **argv)
       hp_result_init(&w->r);
       continue;
     }
-    cli_progress pg;
     cli_diag_init(&d);
-    cli_progress_attach(&lim, &pg);
+    cli_progress_attach(&ctx->lim, &ctx->progress);
     w->why[0] = '\0';
     w->config[0] = '\0';
     w->headroom = NAN;
     w->oom_device = -1;
     w->oom_bytes = 0;
     w->rank = 0;
-    w->err = hp_solver_run(w->s, prob, NULL, &lim, &w->r, &d);
+    w->err = hp_solver_run(w->s, prob, NULL, &ctx->lim, &w->r, &d);
     if (w->err) {
       snprintf(w->why, sizeof w->why, "%s", d.msg);
       hp_result_init(&w->r);
@@ -142,7 +155,7 @@ int cmd_compare(int argc, char **argv)
         w->rank++;
   }
 
-  if (o.json) {
+  if (o->json) {
     printf("{ \"gbs\": %ld, \"best_bound\": ", prob->job.gbs);
     if (isfinite(best_bound)) printf("%.17g", best_bound); else printf("null");
     printf(", \"solvers\": [\n");
@@ -247,10 +260,20 @@ int cmd_compare(int argc, char **argv)
            isfinite(best_bound) ? "" : " (none proved here)");
   }
   for (int i = 0; i < n; i++) hp_result_release(&rows[i].r);
-  hp_problem_destroy(&prob);
   if (cli_interrupted()) {
     fprintf(stderr, "hetplan compare: interrupted: the rows above are what ran before it\n");
     return EXIT_INTERRUPTED;
   }
   return EXIT_OK_;
 }
+
+const cli_cmd cli_cmd_compare = {
+  .name = "compare",
+  .summary = "run several solvers on one instance and print one table",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(compare_opts),
+  .steps = CLI_PROBLEM | CLI_INTERRUPT,   /* Ctrl-C stops the running solver; the rest are skipped */
+  .check = check,
+  .run = run,
+};

@@ -76,9 +76,29 @@ static void describe_profile(const hp_profile *p)
          p->n_collectives);
 }
 
-int cmd_describe(int argc, char **argv)
+static const cli_flag flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PROFILE, CLI_FLAG_GBS,
+};
+
+static int check(cli_ctx *c)
 {
-  cli_opts o;
+  const cli_core *o = &c->core;
+  if (!o->model && !o->cluster && !o->profile) {
+    fprintf(stderr, "hetplan describe: give --model, --cluster or --profile\n");
+    return EXIT_USAGE;
+  }
+  if (o->gbs > 0 && !(o->model && o->cluster)) {
+    fprintf(stderr, "hetplan describe: --gbs counts the coverage of a search space: give "
+            "--model and --cluster too\n");
+    return EXIT_USAGE;
+  }
+  return EXIT_OK_;
+}
+
+/* Each file loaded alone (a profile without a model, say), then the coverage of both. */
+static int run(cli_ctx *ctx)
+{
+  const cli_core o = ctx->core;
   hp_diag d;
   hp_err err;
   hp_model *m = NULL;
@@ -86,18 +106,7 @@ int cmd_describe(int argc, char **argv)
   hp_profile *p = NULL;
   hp_problem *prob = NULL;
   hp_coverage *cov = NULL;
-  int rc = cli_parse(argc, argv, 2, "describe", "model cluster profile gbs", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
-  if (!o.model && !o.cluster && !o.profile) {
-    fprintf(stderr, "hetplan describe: give --model, --cluster or --profile\n");
-    return EXIT_USAGE;
-  }
-  if (o.gbs > 0 && !(o.model && o.cluster)) {
-    fprintf(stderr, "hetplan describe: --gbs counts the coverage of a search space: give "
-            "--model and --cluster too\n");
-    return EXIT_USAGE;
-  }
+  int rc = EXIT_OK_;
   cli_diag_init(&d);
   if (o.model) {
     if ((err = hp_model_load(o.model, &m, &d))) { rc = cli_fail(&d, err); goto done; }
@@ -130,3 +139,12 @@ done:
   hp_profile_destroy(&p);
   return rc;
 }
+
+const cli_cmd cli_cmd_describe = {
+  .name = "describe",
+  .summary = "check and summarise model, cluster and profile files",
+  .help = help,
+  CLI_FLAGS(flags),
+  .check = check,
+  .run = run,
+};

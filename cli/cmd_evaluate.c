@@ -122,34 +122,33 @@ static void print_oom(const hp_problem *prob, const hp_eval *e)
           e->oom_bytes / GIB);
 }
 
-int cmd_evaluate(int argc, char **argv)
+typedef struct evaluate_opts { int json; } evaluate_opts;
+
+static const cli_flag flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
+  { .name = "json", CLI_OWN_SWITCH(evaluate_opts, json),
+    .help = "print the plan file with its figures and breakdown as JSON" },
+  CLI_FLAG_OUT, CLI_FLAG_MEM_MARGIN,
+};
+
+static int run(cli_ctx *c)
 {
-  cli_opts o;
-  hp_problem *prob = NULL;
-  hp_plan *plan = NULL;
+  const evaluate_opts *o = c->opts;
+  const char *outp = c->core.out;
+  const hp_problem *prob = c->prob;
+  const hp_plan *plan = c->plan;
+  const hp_coverage *cov = c->cov;
   hp_eval e = {0};
-  hp_coverage *cov = NULL;
   hp_diag d;
   hp_err err;
-  int rc = cli_parse(argc, argv, 2, "evaluate",
-                     "model cluster plan gbs schedule profile strict-profile job json out "
-                     "mem-margin", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
-  if (!o.plan) {
-    fprintf(stderr, "hetplan evaluate: missing --plan FILE\n(see 'hetplan evaluate --help')\n");
-    return EXIT_USAGE;
-  }
-  if ((rc = cli_load_problem(&o, "evaluate", &prob))) return rc;
+  int rc = EXIT_OK_;
   cli_diag_init(&d);
-  if (!(err = hp_plan_load(o.plan, prob, &plan, &d))) cli_adopt_plan_schedule(prob, plan);
-  if (err || (err = hp_evaluate(prob, plan, &e, &d))) {
+  if ((err = hp_evaluate(prob, plan, &e, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
-  if ((rc = cli_coverage(prob, HP_COV_PLAN, plan, &cov))) goto done;
-  if (o.strict_profile && (rc = cli_strict_profile(prob, cov))) goto done;
-  if (o.json) {
+  if (o->json) {
     char *text = NULL;
     if ((err = hp_eval_to_json(prob, plan, &e, &text, &d)) ||
         (err = hp_coverage_add_to_json(cov, prob, &text, &d))) {
@@ -157,19 +156,19 @@ int cmd_evaluate(int argc, char **argv)
       rc = cli_fail(&d, err);
       goto done;
     }
-    rc = cli_write(o.out, text);
+    rc = cli_write(outp, text);
     free(text);
   } else {
     char *text = NULL;
     size_t len = 0;
-    FILE *out = o.out ? open_memstream(&text, &len) : stdout;   /* -o gets the text too */
+    FILE *out = outp ? open_memstream(&text, &len) : stdout;   /* -o gets the text too */
     if (!out) { rc = cli_fail(&d, hp_fail(&d, HP_NOMEM, "out of memory")); goto done; }
     print_breakdown(out, prob, plan, &e);
     fputc('\n', out);
     cli_print_coverage(out, prob, cov);
-    if (o.out) {
+    if (outp) {
       fclose(out);
-      rc = cli_write(o.out, text);
+      rc = cli_write(outp, text);
       free(text);
     }
   }
@@ -178,9 +177,16 @@ int cmd_evaluate(int argc, char **argv)
     rc = EXIT_OOM;
   }
 done:
-  hp_coverage_destroy(&cov);
   hp_eval_release(&e);
-  hp_plan_destroy(&plan);
-  hp_problem_destroy(&prob);
   return rc;
 }
+
+const cli_cmd cli_cmd_evaluate = {
+  .name = "evaluate",
+  .summary = "score a plan: per-stage and per-replica times, sync, memory",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(evaluate_opts),
+  .steps = CLI_PLAN | CLI_COVER_PLAN,
+  .run = run,
+};

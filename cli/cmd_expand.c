@@ -10,26 +10,35 @@ static const char help[] =
   "description is expanded with the formulas of docs/transformer.md, and `repeat`\n"
   "entries are unrolled.\n";
 
-int cmd_expand(int argc, char **argv)
+static const cli_flag flags[] = { CLI_FLAG_MODEL, CLI_FLAG_OUT };
+
+static int check(cli_ctx *c)
 {
-  cli_opts o;
+  return c->core.model ? EXIT_OK_ : cli_usage_error("expand", "missing --model FILE");
+}
+
+static int run(cli_ctx *c)
+{
   hp_model *m = NULL;
   hp_diag d;
   hp_err err;
   char *text = NULL;
-  int rc = cli_parse(argc, argv, 2, "expand", "model out", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
-  if (!o.model) {
-    fprintf(stderr, "hetplan expand: missing --model FILE\n(see 'hetplan expand --help')\n");
-    return EXIT_USAGE;
-  }
+  int rc;
   cli_diag_init(&d);
-  if ((err = hp_model_load(o.model, &m, &d)) || (err = hp_model_to_json(m, &text, &d)))
+  if ((err = hp_model_load(c->core.model, &m, &d)) || (err = hp_model_to_json(m, &text, &d)))
     rc = cli_fail(&d, err);
   else
-    rc = cli_write(o.out, text);
+    rc = cli_write(c->core.out, text);
   free(text);
   hp_model_destroy(&m);
   return rc;
 }
+
+const cli_cmd cli_cmd_expand = {
+  .name = "expand",
+  .summary = "print a model's explicit layer list (expands \"transformer\")",
+  .help = help,
+  CLI_FLAGS(flags),
+  .check = check,
+  .run = run,
+};

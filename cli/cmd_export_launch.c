@@ -8,7 +8,8 @@
 
 static const char help[] =
   "usage: hetplan export --format megatron|deepspeed|torchrun|slurm [--plan] plan.json\n"
-  "                      [--model M --cluster C --gbs N ...] [--json] [-o FILE]\n"
+  "                      [--model M --cluster C --gbs N] [--schedule S] [--profile F]\n"
+  "                      [--job J] [--mem-margin F] [--json] [-o FILE]\n"
   "                      [--args-file FILE] [-- ARGS...]\n"
   "\n"
   "Writes a bash script that launches the plan, to -o or stdout:\n"
@@ -84,84 +85,83 @@ static int user_args(const char *file, char **after, int n_after, char ***args, 
   return EXIT_OK_;
 }
 
-int cmd_export_launch(int argc, char **argv)
+typedef struct export_opts {
+  const char *format;
+  const char *args_file;
+  int json;
+  int f;                 /* the format, checked (hp_launch_format) */
+} export_opts;
+
+static const cli_flag flags[] = {
+  /* checked by the command, after the parse (it is missing as often as it is wrong) */
+  { .name = "format", .arg = "F", CLI_OWN_TEXT(export_opts, format),
+    .help = "what to write: megatron, deepspeed, torchrun or slurm" },
+  CLI_FLAG_PLAN, CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_PROFILE, CLI_FLAG_JOB,
+  { .name = "json", CLI_OWN_SWITCH(export_opts, json),
+    .help = "with --format deepspeed: the DeepSpeed config alone" },
+  CLI_FLAG_OUT, CLI_FLAG_MEM_MARGIN,
+  { .name = "args-file", .arg = "FILE", CLI_OWN_TEXT(export_opts, args_file),
+    .help = "the training command's arguments, the words of FILE (as a response file)" },
+};
+
+static int check(cli_ctx *c)
 {
-  cli_opts o;
-  hp_problem *prob = NULL;
-  hp_plan *plan = NULL;
+  export_opts *o = c->opts;
+  char fmts[128];
+  if (!o->format)
+    return cli_usage_error("export", "missing --format %s",
+                           hp_launch_format_list(fmts, sizeof fmts, "|", "|"));
+  if ((o->f = hp_launch_format_parse(o->format)) < 0)
+    return cli_usage_error("export", "--format: expected %s, got '%s'",
+                           hp_launch_format_list(fmts, sizeof fmts, ", ", " or "), o->format);
+  if (o->json && o->f != HP_LAUNCH_DEEPSPEED) {
+    fprintf(stderr, "hetplan export: --json is for --format deepspeed (its config alone)\n");
+    return EXIT_USAGE;
+  }
+  return EXIT_OK_;
+}
+
+static int run(cli_ctx *c)
+{
+  const export_opts *o = c->opts;
+  const char *out = c->core.out;
   hp_launch_opts lo = {0};
   hp_diag d;
   hp_err err;
-  char *text = NULL, **args = NULL, *words = NULL, **av;
-  const char *args_file = NULL;
-  char fmts[128];
-  int f, rc, ac = 0, n_after = 0, n_args = 0;
-  /* the training command's arguments: everything after --, and --args-file FILE, taken out
-   * before the flags are parsed */
-  if (!(av = calloc((size_t)argc + 1, sizeof *av))) return EXIT_USAGE;
-  for (int i = 0; i < argc; i++) {
-    if (i >= 2 && !strcmp(argv[i], "--")) {
-      n_after = argc - i - 1;
-      break;
-    }
-    if (i >= 2 && !strcmp(argv[i], "--args-file")) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "hetplan export: --args-file needs a value\n");
-        free(av);
-        return EXIT_USAGE;
-      }
-      args_file = argv[++i];
-      continue;
-    }
-    if (i >= 2 && !strncmp(argv[i], "--args-file=", 12)) {
-      args_file = argv[i] + 12;
-      continue;
-    }
-    av[ac++] = argv[i];
-  }
-  rc = cli_parse(ac, av, 2, "export",
-                 "format plan model cluster gbs schedule profile job json out mem-margin", &o);
-  if (rc) goto done;
-  if (o.help) { fputs(help, stdout); goto done; }
-  if (!o.format) {
-    fprintf(stderr, "hetplan export: missing --format %s\n(see 'hetplan export --help')\n",
-            hp_launch_format_list(fmts, sizeof fmts, "|", "|"));
-    rc = EXIT_USAGE;
+  char *text = NULL, **args = NULL, *words = NULL;
+  int rc, n_args = 0;
+  if ((rc = user_args(o->args_file, c->core.rest, c->core.n_rest, &args, &n_args, &words)))
     goto done;
-  }
-  if ((f = hp_launch_format_parse(o.format)) < 0) {
-    fprintf(stderr, "hetplan export: --format: expected %s, got '%s'\n(see 'hetplan export "
-            "--help')\n", hp_launch_format_list(fmts, sizeof fmts, ", ", " or "), o.format);
-    rc = EXIT_USAGE;
-    goto done;
-  }
-  if (o.json && f != HP_LAUNCH_DEEPSPEED) {
-    fprintf(stderr, "hetplan export: --json is for --format deepspeed (its config alone)\n");
-    rc = EXIT_USAGE;
-    goto done;
-  }
-  if ((rc = user_args(args_file, argv + argc - n_after, n_after, &args, &n_args, &words))) goto done;
-  if ((rc = cli_load_plan(&o, "export", &prob, &plan))) goto done;
   cli_diag_init(&d);
-  lo.plan_name = o.plan;
-  lo.config_only = o.json;
+  lo.plan_name = c->core.plan;
+  lo.config_only = o->json;
   lo.args = (const char *const *)args;
   lo.n_args = n_args;
   lo.warn = warn_stderr;
-  lo.warn_ctx = (void *)(f == HP_LAUNCH_MEGATRON || f == HP_LAUNCH_SLURM ? "Megatron-LM"
-                         : hp_launch_format_name(f));
-  if ((err = hp_launch_write(prob, plan, (hp_launch_format)f, &lo, &text, &d))) {
+  lo.warn_ctx = (void *)(o->f == HP_LAUNCH_MEGATRON || o->f == HP_LAUNCH_SLURM ? "Megatron-LM"
+                         : hp_launch_format_name(o->f));
+  if ((err = hp_launch_write(c->prob, c->plan, (hp_launch_format)o->f, &lo, &text, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
-  rc = cli_write(o.out, text);
-  if (!rc && o.out) fprintf(stderr, "hetplan: wrote %s\n", o.out);
+  rc = cli_write(out, text);
+  if (!rc && out) fprintf(stderr, "hetplan: wrote %s\n", out);
 done:
-  free(av);
   free(args);
   free(words);
   free(text);
-  hp_plan_destroy(&plan);
-  hp_problem_destroy(&prob);
   return rc;
 }
+
+const cli_cmd cli_cmd_export = {
+  .name = "export",
+  .summary = "launch settings for a plan: Megatron-LM arguments, a DeepSpeed config,\n"
+             "torchrun commands or a Slurm batch script, with the hostfile and rank order it needs",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(export_opts),
+  .steps = CLI_PLAN | CLI_REST,
+  .check = check,
+  .run = run,
+};

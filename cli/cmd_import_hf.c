@@ -24,28 +24,46 @@ static const char help[] =
   "\n"
   "exit codes: 0 written, 3 the config is unreadable or of an unsupported kind, 2 usage.\n";
 
-int cmd_import_hf(int argc, char **argv)
+typedef struct import_opts {
+  const char *input;     /* the config file, a plain argument */
+  long seq;              /* tokens per sample, 0: the config's */
+  const char *dtype;
+} import_opts;
+
+static const cli_flag flags[] = {
+  { .name = "input", .arg = "config.json", CLI_OWN_ARG(import_opts, input),
+    .help = "the Hugging Face config file" },
+  { .name = "seq", .arg = "N", CLI_OWN_INT(import_opts, seq, 1, 10000000),
+    .expect = "a positive number of tokens",
+    .help = "tokens per sample (default: max_position_embeddings, at most 4096)" },
+  { .name = "dtype", .arg = "T", CLI_OWN_CHOICE(import_opts, dtype, hp_dtype_parse),
+    .expect = "bf16, fp16 or fp32", .help = "the precision (default bf16)" },
+  CLI_FLAG_OUT,
+};
+
+static int check(cli_ctx *c)
 {
-  cli_opts o;
+  const import_opts *o = c->opts;
+  if (!o->input)
+    return cli_usage_error("import-hf", "missing the config file (hetplan import-hf config.json)");
+  return EXIT_OK_;
+}
+
+static int run(cli_ctx *c)
+{
+  const import_opts *o = c->opts;
   hp_hf_opts ho = { 0, HP_DTYPE_BF16 };
   hp_hf_model h;
   hp_model *m = NULL;
   hp_diag d;
   hp_err err;
   char *text = NULL;
-  int rc = cli_parse(argc, argv, 2, "import-hf", "input seq dtype out", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
-  if (!o.input) {
-    fprintf(stderr, "hetplan import-hf: missing the config file (hetplan import-hf "
-            "config.json)\n(see 'hetplan import-hf --help')\n");
-    return EXIT_USAGE;
-  }
-  ho.seq = (int)o.seq;
-  if (o.dtype) ho.dtype = (hp_dtype)hp_dtype_parse(o.dtype);
+  int rc;
+  ho.seq = (int)o->seq;
+  if (o->dtype) ho.dtype = (hp_dtype)hp_dtype_parse(o->dtype);
   cli_diag_init(&d);
-  if ((err = hp_hf_load(o.input, &ho, &h, &d)) || (err = hp_hf_expand(&h, &m, &d)) ||
-      (err = hp_hf_model_to_json(&h, o.input, &text, &d))) {
+  if ((err = hp_hf_load(o->input, &ho, &h, &d)) || (err = hp_hf_expand(&h, &m, &d)) ||
+      (err = hp_hf_model_to_json(&h, o->input, &text, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
@@ -56,10 +74,20 @@ int cmd_import_hf(int argc, char **argv)
           h.tf.seq, hp_dtype_name(h.tf.dtype), hp_model_unique_params(m),
           hp_model_unique_params(m) / 1e9, h.tf.tied ? ", head tied to the embedding" : "",
           hp_model_total_flops(m) / 1e12);
-  rc = cli_write(o.out, text);
-  if (!rc && o.out) fprintf(stderr, "hetplan: wrote %s\n", o.out);
+  rc = cli_write(c->core.out, text);
+  if (!rc && c->core.out) fprintf(stderr, "hetplan: wrote %s\n", c->core.out);
 done:
   free(text);
   hp_model_destroy(&m);
   return rc;
 }
+
+const cli_cmd cli_cmd_import_hf = {
+  .name = "import-hf",
+  .summary = "turn a Hugging Face config.json into a model file",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(import_opts),
+  .check = check,
+  .run = run,
+};

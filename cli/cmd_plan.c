@@ -65,7 +65,7 @@ static void print_ranking(const hp_problem *prob, const char *title, const hp_ra
 }
 
 /* When nothing fits: the nearest miss and the changes that make a plan fit (explain.c). */
-static int explain(const hp_problem *prob, const cli_opts *o)
+static int explain(const hp_problem *prob, const cli_core *o)
 {
   const hp_cluster *c = prob->cluster;
   hp_explain x;
@@ -111,73 +111,82 @@ static int explain(const hp_problem *prob, const cli_opts *o)
   return EXIT_OK_;
 }
 
-int cmd_plan(int argc, char **argv)
+typedef struct plan_opts {
+  const char *solver;
+  long top;
+  int show_rejected;
+  const hp_solver *s;    /* the solver named, found by check */
+} plan_opts;
+
+static const cli_flag flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS,
+  { .name = "solver", .arg = "NAME", CLI_OWN_TEXT(plan_opts, solver),
+    .help = "the solver (default: the first of 'hetplan solvers')" },
+  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
+  CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK,
+  { .name = "top", .arg = "K", CLI_OWN_INT(plan_opts, top, 1, 1000), .def = "1",
+    .help = "list the K best plans found, on stderr" },
+  { .name = "show-rejected", CLI_OWN_SWITCH(plan_opts, show_rejected),
+    .help = "also list the fastest plans that do not fit in memory" },
+  CLI_FLAG_OUT, CLI_FLAG_MEM_MARGIN,
+};
+
+/* The solver, and what a process of a team does (before -o is checked or a file read). */
+static int check(cli_ctx *c)
 {
-  cli_opts o;
-  hp_problem *prob = NULL;
-  const hp_solver *s;
-  hp_limits lim;
-  cli_progress pg;
+  plan_opts *o = c->opts;
+  const hp_team *team = cli_team();
+  const hp_solver *s = o->solver ? hp_solver_find(o->solver) : hp_solver_all()[0];
+  if (!s) {
+    char why[256];
+    if (hp_solver_not_built(o->solver, why, sizeof why))
+      fprintf(stderr, "hetplan plan: %s\n", why);
+    else
+      fprintf(stderr, "hetplan plan: unknown solver '%s' (see 'hetplan solvers')\n", o->solver);
+    return EXIT_USAGE;
+  }
+  o->s = s;
+  if (team && team->rank > 0) {
+    /* rank 0 prints and writes; the others search with it (or, for a solver that does not
+     * share its search, leave it to rank 0) and keep quiet */
+    if (!(s->flags & HP_SOLVER_TEAM)) return CLI_DONE;
+    c->core.out = NULL;                /* its stdout and stderr are /dev/null (main.c) */
+    o->top = 1;
+    o->show_rejected = 0;
+  }
+  if (team && team->rank == 0 && !(s->flags & HP_SOLVER_TEAM))
+    fprintf(stderr, "hetplan: solver %s does not share its search: rank 0 runs it alone (glpk "
+            "and cbc share theirs among the %d processes)\n", s->name, team->size);
+  return EXIT_OK_;
+}
+
+static int run(cli_ctx *ctx)
+{
+  const plan_opts *o = ctx->opts;
+  const hp_problem *prob = ctx->prob;
+  const hp_solver *s = o->s;
+  hp_limits *lim = &ctx->lim;
   hp_result res;
   hp_eval e = {0};
   hp_coverage *cov = NULL;
   hp_diag d;
   hp_err err;
   char *text = NULL;
-  int interrupted = 0;
-  const hp_team *team;
-  int rc = cli_parse(argc, argv, 2, "plan",
-                     "model cluster gbs solver schedule profile strict-profile job time-limit "
-                     "seed max-work top show-rejected out mem-margin",
-                     &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
-  s = o.solver ? hp_solver_find(o.solver) : hp_solver_all()[0];
-  if (!s) {
-    char why[256];
-    if (hp_solver_not_built(o.solver, why, sizeof why))
-      fprintf(stderr, "hetplan plan: %s\n", why);
-    else
-      fprintf(stderr, "hetplan plan: unknown solver '%s' (see 'hetplan solvers')\n", o.solver);
-    return EXIT_USAGE;
-  }
-  team = cli_team();
-  if (team && team->rank > 0) {
-    /* rank 0 prints and writes; the others search with it (or, for a solver that does not
-     * share its search, leave it to rank 0) and keep quiet */
-    if (!(s->flags & HP_SOLVER_TEAM)) return EXIT_OK_;
-    o.out = NULL;                      /* its stdout and stderr are /dev/null (main.c) */
-    o.top = 1;
-    o.show_rejected = 0;
-  }
-  if (team && team->rank == 0 && !(s->flags & HP_SOLVER_TEAM))
-    fprintf(stderr, "hetplan: solver %s does not share its search: rank 0 runs it alone (glpk "
-            "and cbc share theirs among the %d processes)\n", s->name, team->size);
-  if ((rc = cli_check_output(o.out))) return rc;   /* before the search, not after */
-  if ((rc = cli_load_problem(&o, "plan", &prob))) return rc;
+  int rc, interrupted = 0;
+  const hp_team *team = cli_team();
   hp_result_init(&res);
-  if ((rc = cli_coverage(prob, HP_COV_SPACE, NULL, &cov))) goto done;
-  cli_print_coverage(stderr, prob, cov);
-  if (o.strict_profile && (rc = cli_strict_profile(prob, cov))) goto done;
-  hp_coverage_destroy(&cov);
   cli_diag_init(&d);
-  hp_limits_init(&lim);
-  lim.time_limit = o.time_limit;
-  lim.seed = o.seed;
-  lim.max_work = o.max_work;
-  lim.top = o.top;
-  lim.keep_rejected = o.show_rejected;
-  if (team && (s->flags & HP_SOLVER_TEAM)) lim.team = team;
-  cli_progress_attach(&lim, &pg);
-  cli_interrupt_attach(&lim);
-  if ((err = hp_solver_run(s, prob, NULL, &lim, &res, &d))) {
+  lim->top = (int)o->top;
+  lim->keep_rejected = o->show_rejected;
+  if (team && (s->flags & HP_SOLVER_TEAM)) lim->team = team;
+  if ((err = hp_solver_run(s, prob, NULL, lim, &res, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
   fprintf(stderr, "hetplan: solver %s: %s in %.3f s (%ld plans or states)\n", s->name,
           hp_sol_status_name(res.status), res.seconds, res.work);
-  if (o.top > 1 && res.n_top > 0) print_ranking(prob, "best plans", res.top, res.n_top);
-  if (o.show_rejected) {
+  if (o->top > 1 && res.n_top > 0) print_ranking(prob, "best plans", res.top, res.n_top);
+  if (o->show_rejected) {
     if (res.n_rejected > 0) print_ranking(prob, "fastest plans that do not fit (never recommended)",
                                           res.rejected, res.n_rejected);
     else fprintf(stderr, "hetplan: no rejected plan kept by solver %s\n", s->name);
@@ -192,7 +201,7 @@ int cmd_plan(int argc, char **argv)
       goto done;
     }
     fprintf(stderr, "hetplan: no plan: %s\n", hp_result_no_plan_text(&res, why, sizeof why));
-    rc = explain(prob, &o);
+    rc = explain(prob, &ctx->core);
     if (!rc) rc = EXIT_NO_PLAN;
     goto done;
   }
@@ -240,7 +249,7 @@ int cmd_plan(int argc, char **argv)
   if (!interrupted && cli_interrupted())
     fprintf(stderr, "hetplan: the interrupt came as the solver finished: its result is "
             "complete\n");
-  rc = cli_write(o.out, text);
+  rc = cli_write(ctx->core.out, text);
   if (!rc && interrupted) rc = EXIT_INTERRUPTED;
   else if (!rc && !res.fits) rc = EXIT_OOM;
 done:
@@ -248,6 +257,16 @@ done:
   free(text);
   hp_eval_release(&e);
   hp_result_release(&res);
-  hp_problem_destroy(&prob);
   return rc;
 }
+
+const cli_cmd cli_cmd_plan = {
+  .name = "plan",
+  .summary = "search for the best plan with a solver and write the plan file",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(plan_opts),
+  .steps = CLI_CHECK_OUT | CLI_PROBLEM | CLI_COVER_SPACE | CLI_PROGRESS | CLI_INTERRUPT,
+  .check = check,
+  .run = run,
+};

@@ -8,7 +8,8 @@
 
 static const char help[] =
   "usage: hetplan report [--plan] plan.json [--html] [-o FILE] [--solvers a,b,...|none]\n"
-  "                      [--time-limit S] [--model M --cluster C --gbs N ...]\n"
+  "                      [--time-limit S] [--model M --cluster C --gbs N] [--schedule S]\n"
+  "                      [--profile F] [--job J] [--mem-margin F]\n"
   "\n"
   "Writes one page on the plan, Markdown (default) or HTML (--html, with the placement and\n"
   "a simulated iteration embedded as SVG), to -o or stdout: the configuration; the stages\n"
@@ -28,11 +29,46 @@ static const char help[] =
 
 #define DEFAULT_BASELINES "dp,megatron,amp,hethub,dhondt,osdp,pipette"
 
-int cmd_report(int argc, char **argv)
+typedef struct report_opts {
+  int html;
+  const char *solvers;
+} report_opts;
+
+static const cli_flag flags[] = {
+  CLI_FLAG_PLAN, CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_PROFILE, CLI_FLAG_JOB,
+  { .name = "html", CLI_OWN_SWITCH(report_opts, html),
+    .help = "HTML, with the placement and a simulated iteration as SVG, not Markdown" },
+  CLI_FLAG_OUT,
+  { .name = "solvers", .arg = "a,b,...", CLI_OWN_TEXT(report_opts, solvers),
+    .help = "the baselines run beside the plan, comma-separated, or none (default "
+            DEFAULT_BASELINES ")" },
+  CLI_FLAG_TIME_LIMIT, CLI_FLAG_MEM_MARGIN,
+};
+
+/* The baselines' names, before any work. */
+static int check(cli_ctx *c)
 {
-  cli_opts o;
-  hp_problem *prob = NULL;
-  hp_plan *plan = NULL;
+  const report_opts *o = c->opts;
+  char list[512], why[400];
+  snprintf(list, sizeof list, "%s", o->solvers ? o->solvers : DEFAULT_BASELINES);
+  if (strcmp(list, "none")) {
+    char *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
+      if (!hp_solver_find(t) && !hp_solver_not_built(t, why, sizeof why)) {
+        fprintf(stderr, "hetplan report: unknown solver '%s' (see 'hetplan solvers')\n", t);
+        return EXIT_USAGE;
+      }
+  }
+  return EXIT_OK_;
+}
+
+static int run(cli_ctx *c)
+{
+  const report_opts *o = c->opts;
+  const char *plan_file = c->core.plan;
+  const hp_problem *prob = c->prob;
+  const hp_plan *plan = c->plan;
   hp_plan_info info;
   hp_report_in in = {0};
   hp_report_row rows[32];
@@ -41,30 +77,15 @@ int cmd_report(int argc, char **argv)
   hp_diag d;
   hp_err err;
   char *text = NULL, list[512];
-  int n = 0, rc = cli_parse(argc, argv, 2, "report",
-                            "plan model cluster gbs schedule profile job html out solvers "
-                            "time-limit mem-margin", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
-  snprintf(list, sizeof list, "%s", o.solvers ? o.solvers : DEFAULT_BASELINES);
-  if (strcmp(list, "none")) {   /* check the names before any work */
-    char buf[512], *save = NULL;
-    snprintf(buf, sizeof buf, "%s", list);
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
-      if (!hp_solver_find(t) && !hp_solver_not_built(t, why[0], sizeof why[0])) {
-        fprintf(stderr, "hetplan report: unknown solver '%s' (see 'hetplan solvers')\n", t);
-        return EXIT_USAGE;
-      }
-  }
-  if ((rc = cli_load_plan(&o, "report", &prob, &plan))) return rc;
+  int n = 0, rc;
+  snprintf(list, sizeof list, "%s", o->solvers ? o->solvers : DEFAULT_BASELINES);
   cli_diag_init(&d);
   memset(&info, 0, sizeof info);
-  hp_plan_info_load(o.plan, &info, &d);   /* the solver block, if any */
+  hp_plan_info_load(plan_file, &info, &d);   /* the solver block, if any */
   if (strcmp(list, "none")) {
     char *save = NULL;
-    hp_limits lim;
-    hp_limits_init(&lim);
-    lim.time_limit = o.time_limit > 0 ? o.time_limit : 10;
+    hp_limits lim = c->lim;
+    if (lim.time_limit <= 0) lim.time_limit = 10;
     for (char *t = strtok_r(list, ",", &save); t && n < 32; t = strtok_r(NULL, ",", &save)) {
       const hp_solver *s = hp_solver_find(t);
       hp_report_row *r = &rows[n];
@@ -92,22 +113,32 @@ int cmd_report(int argc, char **argv)
       n++;
     }
   }
-  in.title = o.plan;
+  in.title = plan_file;
   in.info = &info;
   in.rows = rows;
   in.n_rows = n;
-  in.html = o.html;
+  in.html = o->html;
   if ((err = hp_report_write(prob, plan, &in, &text, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
-  rc = cli_write(o.out, text);
-  if (!rc && o.out) fprintf(stderr, "hetplan: wrote %s\n", o.out);
+  rc = cli_write(c->core.out, text);
+  if (!rc && c->core.out) fprintf(stderr, "hetplan: wrote %s\n", c->core.out);
 done:
   free(text);
   for (int i = 0; i < n; i++) hp_result_release(&res[i]);
   hp_plan_info_release(&info);
-  hp_plan_destroy(&plan);
-  hp_problem_destroy(&prob);
   return rc;
 }
+
+const cli_cmd cli_cmd_report = {
+  .name = "report",
+  .summary = "one page on a plan: configuration, stages, throughput, MFU, memory,\n"
+             "bottleneck, profile coverage, baselines (Markdown, or --html)",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(report_opts),
+  .steps = CLI_PLAN,
+  .check = check,
+  .run = run,
+};

@@ -18,6 +18,7 @@ static const char sim_help[] =
 
 static const char draw_help[] =
   "usage: hetplan draw [--plan] P --model M --cluster C --gbs N --svg placement.svg\n"
+  "                    [--schedule S] [--profile F] [--job J]\n"
   "\n"
   "Draws the cluster's nodes and devices, each device coloured by its stage and labelled\n"
   "with its replica (and TP rank), and the hand-off links of every replica.\n";
@@ -36,11 +37,34 @@ static int write_svg(const char *path, const char *svg)
   return EXIT_OK_;
 }
 
-int cmd_simulate(int argc, char **argv)
+typedef struct simulate_opts {
+  int json;
+  const char *svg;       /* where to write the picture */
+} simulate_opts;
+
+static const cli_flag sim_flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_PROFILE, CLI_FLAG_JOB,
+  { .name = "json", CLI_OWN_SWITCH(simulate_opts, json),
+    .help = "print the figures and every event as JSON" },
+  { .name = "svg", .arg = "FILE", CLI_OWN_TEXT(simulate_opts, svg),
+    .help = "write a Gantt chart of the iteration" },
+  CLI_FLAG_OUT,
+};
+
+static const cli_flag draw_flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_PROFILE, CLI_FLAG_JOB,
+  { .name = "svg", .arg = "FILE", CLI_OWN_TEXT(simulate_opts, svg),
+    .help = "where to write the picture of the placement" },
+};
+
+static int run_simulate(cli_ctx *c)
 {
-  cli_opts o;
-  hp_problem *prob = NULL;
-  hp_plan *pl = NULL;
+  const simulate_opts *o = c->opts;
+  const char *outp = c->core.out;
+  const hp_problem *prob = c->prob;
+  const hp_plan *pl = c->plan;
   hp_sim s = {0};
   hp_eval e = {0};
   hp_diag d;
@@ -48,21 +72,17 @@ int cmd_simulate(int argc, char **argv)
   FILE *out = stdout;
   char *text = NULL;
   size_t len = 0;
-  int rc = cli_parse(argc, argv, 2, "simulate",
-                     "model cluster plan gbs schedule profile job json svg out", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(sim_help, stdout); return EXIT_OK_; }
-  if ((rc = cli_load_plan(&o, "simulate", &prob, &pl))) return rc;
+  int rc = EXIT_OK_;
   cli_diag_init(&d);
   if ((err = hp_simulate(prob, pl, &s, &d)) || (err = hp_evaluate(prob, pl, &e, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
-  if (o.out && !(out = open_memstream(&text, &len))) {
+  if (outp && !(out = open_memstream(&text, &len))) {
     rc = cli_fail(&d, hp_fail(&d, HP_NOMEM, "out of memory"));
     goto done;
   }
-  if (o.json) {
+  if (o->json) {
     fprintf(out, "{ \"iteration_time\": %.17g, \"analytic_time\": %.17g, \"bubble\": %.6f,\n",
            s.iteration_time, e.iteration_time, s.bubble);
     fprintf(out, "  \"peak_inflight\": [");
@@ -95,15 +115,15 @@ int cmd_simulate(int argc, char **argv)
       fprintf(out, "%6d  %10.6f  %10.6f  %5.1f%%\n", dv, s.busy[dv], s.iteration_time - s.busy[dv],
              100 * s.busy[dv] / s.iteration_time);
   }
-  if (o.out) {                 /* -o: the text or JSON goes to the file, not stdout */
+  if (outp) {                  /* -o: the text or JSON goes to the file, not stdout */
     fclose(out);
     out = NULL;
-    if ((rc = cli_write(o.out, text))) goto done;
+    if ((rc = cli_write(outp, text))) goto done;
   }
-  if (o.svg) {
+  if (o->svg) {
     char *svg = NULL;
     if ((err = hp_sim_svg(prob, pl, &s, &svg, &d))) rc = cli_fail(&d, err);
-    else rc = write_svg(o.svg, svg);
+    else rc = write_svg(o->svg, svg);
     free(svg);
   }
 done:
@@ -111,32 +131,46 @@ done:
   free(text);
   hp_eval_release(&e);
   hp_sim_release(&s);
-  hp_plan_destroy(&pl);
-  hp_problem_destroy(&prob);
   return rc;
 }
 
-int cmd_draw(int argc, char **argv)
+static int check_draw(cli_ctx *c)
 {
-  cli_opts o;
-  hp_problem *prob = NULL;
-  hp_plan *pl = NULL;
+  const simulate_opts *o = c->opts;
+  return o->svg ? EXIT_OK_ : cli_usage_error("draw", "missing --svg FILE");
+}
+
+static int run_draw(cli_ctx *c)
+{
+  const simulate_opts *o = c->opts;
   hp_diag d;
   hp_err err;
   char *svg = NULL;
-  int rc = cli_parse(argc, argv, 2, "draw", "model cluster plan gbs schedule profile job svg", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(draw_help, stdout); return EXIT_OK_; }
-  if (!o.svg) {
-    fprintf(stderr, "hetplan draw: missing --svg FILE\n(see 'hetplan draw --help')\n");
-    return EXIT_USAGE;
-  }
-  if ((rc = cli_load_plan(&o, "draw", &prob, &pl))) return rc;
+  int rc;
   cli_diag_init(&d);
-  if ((err = hp_plan_svg(prob, pl, &svg, &d))) rc = cli_fail(&d, err);
-  else rc = write_svg(o.svg, svg);
+  if ((err = hp_plan_svg(c->prob, c->plan, &svg, &d))) rc = cli_fail(&d, err);
+  else rc = write_svg(o->svg, svg);
   free(svg);
-  hp_plan_destroy(&pl);
-  hp_problem_destroy(&prob);
   return rc;
 }
+
+const cli_cmd cli_cmd_simulate = {
+  .name = "simulate",
+  .summary = "simulate a plan's iteration event by event (--svg: a Gantt chart)",
+  .help = sim_help,
+  CLI_FLAGS(sim_flags),
+  .opts_size = sizeof(simulate_opts),
+  .steps = CLI_PLAN,
+  .run = run_simulate,
+};
+
+const cli_cmd cli_cmd_draw = {
+  .name = "draw",
+  .summary = "draw a plan's placement on the cluster as SVG",
+  .help = draw_help,
+  CLI_FLAGS(draw_flags),
+  .opts_size = sizeof(simulate_opts),
+  .steps = CLI_PLAN,
+  .check = check_draw,
+  .run = run_draw,
+};

@@ -15,25 +15,32 @@ static const char help[] =
   "and Spearman's rank correlation between the two (docs/simulator.md says where they\n"
   "differ and why). Memory is not considered.\n";
 
-int cmd_validate(int argc, char **argv)
+typedef struct validate_opts {
+  long samples;
+  int json;
+} validate_opts;
+
+static const cli_flag flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE,
+  CLI_FLAG_JOB,
+  { .name = "samples", .arg = "K", CLI_OWN_INT(validate_opts, samples, 1, 100000), .def = "200",
+    .help = "random plans of the search space to score" },
+  CLI_FLAG_SEED,
+  { .name = "json", CLI_OWN_SWITCH(validate_opts, json),
+    .help = "print the figures and every plan's two times as JSON" },
+};
+
+static int run(cli_ctx *ctx)
 {
-  cli_opts o;
-  hp_problem *prob = NULL;
+  const validate_opts *o = ctx->opts;
+  const hp_problem *prob = ctx->prob;
+  unsigned long seed = (unsigned long)ctx->core.seed;
   hp_crosscheck c;
   hp_diag d;
   hp_err err;
-  int rc = cli_parse(argc, argv, 2, "validate",
-                     "model cluster gbs schedule profile job samples seed json", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(help, stdout); return EXIT_OK_; }
-  if ((rc = cli_load_problem(&o, "validate", &prob))) return rc;
   cli_diag_init(&d);
-  if ((err = hp_crosscheck_run(prob, o.samples, o.seed, &c, &d))) {
-    rc = cli_fail(&d, err);
-    hp_problem_destroy(&prob);
-    return rc;
-  }
-  if (o.json) {
+  if ((err = hp_crosscheck_run(prob, o->samples, seed, &c, &d))) return cli_fail(&d, err);
+  if (o->json) {
     printf("{ \"plans\": %d, \"mape\": %.6f, \"spearman\": %.6f, \"samples\": [\n", c.n, c.mape,
            c.spearman);
     for (int i = 0; i < c.n; i++)
@@ -45,13 +52,22 @@ int cmd_validate(int argc, char **argv)
     const hp_plan *w = c.plans[c.worst];
     printf("model %s on %s, gbs %ld, %s: %d plans (%ld random, seed %lu, and dp's best)\n",
            prob->model->name, prob->cluster->name, prob->job.gbs,
-           hp_schedule_name(prob->job.schedule), c.n, o.samples, o.seed);
+           hp_schedule_name(prob->job.schedule), c.n, o->samples, seed);
     printf("mean absolute percentage error of the formula   %.2f %%\n", 100 * c.mape);
     printf("Spearman rank correlation                       %.4f\n", c.spearman);
     printf("largest error: pp %d tp %d dp %d mbs %d gas %ld: formula %.6f s, simulated %.6f s\n",
            w->pp, w->tp, w->dp, w->mbs, w->gas, c.analytic[c.worst], c.simulated[c.worst]);
   }
   hp_crosscheck_release(&c);
-  hp_problem_destroy(&prob);
   return EXIT_OK_;
 }
+
+const cli_cmd cli_cmd_validate = {
+  .name = "validate",
+  .summary = "score many plans by the formula and by simulation; compare the two",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(validate_opts),
+  .steps = CLI_PROBLEM,
+  .run = run,
+};

@@ -1,4 +1,4 @@
-/* cmd_export.c -- `hetplan export-lp` and `hetplan decode`: a MIP as a file for external
+/* cmd_export_lp.c -- `hetplan export-lp` and `hetplan decode`: a MIP as a file for external
  * solvers (the pattern program of a configuration, the exact MIP of its Megatron-order
  * placement, or the exact MIP of a plan's placement), and an external solution back into
  * a plan that the evaluator scores. */
@@ -38,6 +38,33 @@ static const char decode_help[] =
   "figures. A pattern program's solution gives each stage's kind and TP-group counts: the\n"
   "plan takes groups of those classes (one node per single-node stage, whole nodes first)\n"
   "and the best of the solution's own split and the layer DP's for that placement.\n";
+
+typedef struct lp_opts {
+  const char *config;    /* "pp=..,tp=..,dp=..,mbs=.." */
+  int fixed;             /* the exact MIP of the Megatron-order placement */
+  int mps;               /* export-lp: free MPS */
+  const char *solution;  /* decode: a solver's solution file */
+  int pp, tp, dp, mbs;   /* --config, read by check */
+} lp_opts;
+
+#define FLAG_CONFIG { .name = "config", .arg = "pp=P,tp=T,dp=D,mbs=B", \
+  CLI_OWN_TEXT(lp_opts, config), .help = "the configuration whose program to write" }
+#define FLAG_FIXED { .name = "fixed", CLI_OWN_SWITCH(lp_opts, fixed), \
+  .help = "with --config: the exact MIP of the Megatron-order placement" }
+
+static const cli_flag export_flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, FLAG_CONFIG, FLAG_FIXED, CLI_FLAG_PLAN,
+  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_JOB,
+  { .name = "mps", CLI_OWN_SWITCH(lp_opts, mps), .help = "free MPS instead of CPLEX LP" },
+  CLI_FLAG_OUT,
+};
+
+static const cli_flag decode_flags[] = {
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, FLAG_CONFIG, FLAG_FIXED, CLI_FLAG_PLAN,
+  { .name = "solution", .arg = "FILE", CLI_OWN_TEXT(lp_opts, solution),
+    .help = "a cbc -solu file or a glpsol -o report of the same program" },
+  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_JOB, CLI_FLAG_OUT,
+};
 
 /* Parses "pp=2,tp=1,dp=2,mbs=1". */
 static int parse_config(const char *s, int *pp, int *tp, int *dp, int *mbs)
@@ -85,29 +112,45 @@ static void program_release(program *g)
   hp_problem_destroy(&g->prob);
 }
 
-static int build(const cli_opts *o, const char *cmd, program *g)
+/* The flags of the program, before any file is read: --plan, or --config read. */
+static int check_program(cli_ctx *c)
 {
-  int pp, tp, dp, mbs, rc;
-  hp_diag d;
-  hp_err err;
-  memset(g, 0, sizeof *g);
-  cli_diag_init(&d);
-  if (o->plan) {
+  lp_opts *o = c->opts;
+  const char *cmd = c->cmd->name;
+  if (c->core.plan) {
     if (o->config || o->fixed) {
       fprintf(stderr, "hetplan %s: --plan gives the configuration and placement: leave out "
               "--config and --fixed\n", cmd);
       return EXIT_USAGE;
     }
-    if ((rc = cli_load_plan(o, cmd, &g->prob, &g->pl))) return rc;
-    if ((err = hp_mip_build(g->prob, g->pl, 1, &g->m, &g->map, &d))) return cli_fail(&d, err);
     return EXIT_OK_;
   }
-  if (!o->config || parse_config(o->config, &pp, &tp, &dp, &mbs)) {
+  if (!o->config || parse_config(o->config, &o->pp, &o->tp, &o->dp, &o->mbs)) {
     fprintf(stderr, "hetplan %s: --config: expected pp=P,tp=T,dp=D,mbs=B (all positive), got "
             "'%s' (or give --plan P)\n", cmd, o->config ? o->config : "nothing");
     return EXIT_USAGE;
   }
-  if ((rc = cli_load_problem(o, cmd, &g->prob))) return rc;
+  return EXIT_OK_;
+}
+
+/* The program of the problem (and plan) the prologue loaded, which g takes over. */
+static int build(cli_ctx *c, program *g)
+{
+  const lp_opts *o = c->opts;
+  const char *cmd = c->cmd->name;
+  int pp = o->pp, tp = o->tp, dp = o->dp, mbs = o->mbs;
+  hp_diag d;
+  hp_err err;
+  memset(g, 0, sizeof *g);
+  cli_diag_init(&d);
+  g->prob = c->prob;
+  g->pl = c->plan;
+  c->prob = NULL;
+  c->plan = NULL;
+  if (g->pl) {   /* --plan */
+    if ((err = hp_mip_build(g->prob, g->pl, 1, &g->m, &g->map, &d))) return cli_fail(&d, err);
+    return EXIT_OK_;
+  }
   if ((long)pp * tp * dp != g->prob->cluster->n_devices) {   /* before allocating the plan */
     fprintf(stderr, "hetplan %s: --config %s is not a configuration of this instance:\n", cmd,
             o->config);
@@ -135,26 +178,24 @@ static int build(const cli_opts *o, const char *cmd, program *g)
   return err ? cli_fail(&d, err) : EXIT_OK_;
 }
 
-int cmd_export_lp(int argc, char **argv)
+static int run_export(cli_ctx *c)
 {
-  cli_opts o;
+  const lp_opts *o = c->opts;
+  const char *out = c->core.out;
   program g;
   hp_diag d;
   hp_err err;
   char *text = NULL;
-  int rc = cli_parse(argc, argv, 2, "export-lp",
-                     "model cluster gbs config fixed plan schedule profile job mps out", &o);
-  if (rc) return rc;
-  if (o.help) { fputs(export_help, stdout); return EXIT_OK_; }
-  if (!(rc = build(&o, "export-lp", &g))) {
+  int rc;
+  if (!(rc = build(c, &g))) {
     cli_diag_init(&d);
-    err = o.mps ? hp_mip_write_mps(g.m, &text, &d) : hp_mip_write_lp(g.m, &text, &d);
-    rc = err ? cli_fail(&d, err) : cli_write(o.out, text);
-    if (!rc && o.out) {
+    err = o->mps ? hp_mip_write_mps(g.m, &text, &d) : hp_mip_write_lp(g.m, &text, &d);
+    rc = err ? cli_fail(&d, err) : cli_write(out, text);
+    if (!rc && out) {
       int n_int = 0;
       for (int j = 0; j < g.m->n_cols; j++) n_int += g.m->cols[j].integer;
       fprintf(stderr, "hetplan: wrote %s (%s): %d columns (%d integer), %d rows; objective in "
-              "milliseconds\n", o.out, g.pattern ? "pattern program, placement free" :
+              "milliseconds\n", out, g.pattern ? "pattern program, placement free" :
               "exact MIP, placement fixed", g.m->n_cols, n_int, g.m->n_rows);
     }
   }
@@ -189,30 +230,29 @@ static int read_solution(const char *path, const hp_mip *m, double *x)
   return found;
 }
 
-int cmd_decode(int argc, char **argv)
+static int check_decode(cli_ctx *c)
 {
-  cli_opts o;
+  const lp_opts *o = c->opts;
+  if (!o->solution) return cli_usage_error("decode", "missing --solution FILE");
+  return check_program(c);
+}
+
+static int run_decode(cli_ctx *c)
+{
+  const lp_opts *o = c->opts;
   program g;
   hp_eval e = {0};
   hp_diag d;
   hp_err err;
   char *text = NULL;
   double *x = NULL;
-  int rc = cli_parse(argc, argv, 2, "decode",
-                     "model cluster gbs config fixed plan solution schedule profile job out", &o);
-  memset(&g, 0, sizeof g);
-  if (rc) return rc;
-  if (o.help) { fputs(decode_help, stdout); return EXIT_OK_; }
-  if (!o.solution) {
-    fprintf(stderr, "hetplan decode: missing --solution FILE\n(see 'hetplan decode --help')\n");
-    return EXIT_USAGE;
-  }
-  if ((rc = build(&o, "decode", &g))) goto done;
+  int rc;
+  if ((rc = build(c, &g))) goto done;
   cli_diag_init(&d);
   x = calloc((size_t)g.m->n_cols, sizeof *x);
-  int n = x ? read_solution(o.solution, g.m, x) : -1;
+  int n = x ? read_solution(o->solution, g.m, x) : -1;
   if (n <= 0) {
-    fprintf(stderr, "hetplan: error: %s: %s\n", o.solution,
+    fprintf(stderr, "hetplan: error: %s: %s\n", o->solution,
             n < 0 ? "cannot read the solution file" : "names none of the MIP's columns: is it a "
             "solution of the MIP 'hetplan export-lp' wrote with these flags?");
     rc = EXIT_INPUT;
@@ -233,7 +273,7 @@ int cmd_decode(int argc, char **argv)
           "at the file's values %.6f%s)%s\n", n, e.iteration_time,
           hp_mip_objective(g.m, x) * g.m->obj_scale, g.pattern ? ", a bound" : "",
           e.feasible ? "" : "; the plan does not fit in memory");
-  rc = cli_write(o.out, text);
+  rc = cli_write(c->core.out, text);
   if (!rc && !e.feasible) rc = EXIT_OOM;
 done:
   free(x);
@@ -242,3 +282,25 @@ done:
   program_release(&g);
   return rc;
 }
+
+const cli_cmd cli_cmd_export_lp = {
+  .name = "export-lp",
+  .summary = "write the MIP of one configuration as CPLEX LP or free MPS",
+  .help = export_help,
+  CLI_FLAGS(export_flags),
+  .opts_size = sizeof(lp_opts),
+  .steps = CLI_PLAN_IF_GIVEN,
+  .check = check_program,
+  .run = run_export,
+};
+
+const cli_cmd cli_cmd_decode = {
+  .name = "decode",
+  .summary = "turn an external solver's solution of that MIP into a plan",
+  .help = decode_help,
+  CLI_FLAGS(decode_flags),
+  .opts_size = sizeof(lp_opts),
+  .steps = CLI_PLAN_IF_GIVEN,
+  .check = check_decode,
+  .run = run_decode,
+};
