@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "hetplan/hetplan.h"
+#include "hetplan/hp_team.h"   /* the MPI team the CLI provides (team.c) */
 
 /* Exit codes, documented in docs/cli.md and `hetplan --help`. */
 enum {

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "hetplan/hetplan.h"
+#include "hetplan/hetplan_solver.h"
 
 /* calloc of n elements of size sz; NULL on overflow or failure. */
 void *hp__calloc(size_t n, size_t sz);

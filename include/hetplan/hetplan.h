@@ -1,14 +1,13 @@
 /* hetplan.h -- umbrella header of the hetplan library: planning large-model training
- * on heterogeneous GPU clusters. Examples and the CLI include only this. */
+ * on heterogeneous GPU clusters: what a user of the library needs (load, plan, evaluate,
+ * simulate, export, report). A solver author includes hetplan_solver.h, which adds the
+ * cost tables, node classes and patterns, the MIP and the search team. */
 #ifndef HETPLAN_H
 #define HETPLAN_H
 
 #include "hp_error.h"
 #include "hp_problem.h"
 #include "hp_plan.h"
-#include "hp_cost.h"
-#include "hp_classes.h"
-#include "hp_pattern.h"
 #include "hp_eval.h"
 #include "hp_bottleneck.h"
 #include "hp_result.h"
@@ -20,7 +19,6 @@
 #include "hp_launch.h"
 #include "hp_report.h"
 #include "hp_coverage.h"
-#include "hp_team.h"
 
 #define HETPLAN_VERSION "0.1.0"
 

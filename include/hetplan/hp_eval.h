@@ -3,7 +3,7 @@
 #ifndef HP_EVAL_H
 #define HP_EVAL_H
 
-#include "hp_cost.h"
+#include "hp_plan.h"
 
 #define HP_COST_MODEL_VERSION "1.1"
 
