@@ -130,13 +130,10 @@ static int run(cli_ctx *ctx)
       continue;
     }
     if (w->r.plan) {
-      hp_eval e = {0};
-      if (hp_evaluate(prob, w->r.plan, &e, &d) == HP_OK) {
-        w->headroom = cli_headroom(&e);
-        w->oom_device = e.oom_device;
-        w->oom_bytes = e.oom_bytes;
-      }
-      hp_eval_release(&e);
+      const hp_eval *e = &w->r.eval;     /* the winner's figures, scored by hp_solver_run */
+      w->headroom = cli_headroom(e);
+      w->oom_device = e->oom_device;
+      w->oom_bytes = e->oom_bytes;
       hp_plan_describe(w->r.plan, w->config, sizeof w->config);
       if (w->r.fits && w->r.objective < best_time) best_time = w->r.objective;
     }

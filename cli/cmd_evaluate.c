@@ -150,8 +150,7 @@ static int run(cli_ctx *c)
   }
   if (o->json) {
     char *text = NULL;
-    if ((err = hp_eval_to_json(prob, plan, &e, &text, &d)) ||
-        (err = hp_coverage_add_to_json(cov, prob, &text, &d))) {
+    if ((err = hp_eval_to_json(prob, plan, &e, cov, &text, &d))) {
       free(text);
       rc = cli_fail(&d, err);
       goto done;

@@ -264,7 +264,7 @@ static int run_decode(cli_ctx *c)
     if (!err && !found) err = hp_fail(&d, HP_PLAN, "no split of the decoded placement fits in memory");
   } else { hp_mip_decode(&g.map, x, g.pl); err = HP_OK; }
   if (err || (err = hp_evaluate(g.prob, g.pl, &e, &d)) ||
-      (err = hp_plan_to_json(g.prob, g.pl, &e, NULL, NULL, &text, &d))) {
+      (err = hp_plan_to_json(g.prob, g.pl, &e, NULL, NULL, NULL, &text, &d))) {
     fprintf(stderr, "hetplan decode: the solution does not decode to a valid plan:\n");
     rc = cli_fail(&d, err);
     goto done;

@@ -167,7 +167,7 @@ static int run(cli_ctx *ctx)
   const hp_solver *s = o->s;
   hp_limits *lim = &ctx->lim;
   hp_result res;
-  hp_eval e = {0};
+  const hp_eval *e = &res.eval;        /* the winner's figures, as hp_solver_run scored it */
   hp_coverage *cov = NULL;
   hp_diag d;
   hp_err err;
@@ -206,15 +206,13 @@ static int run(cli_ctx *ctx)
     goto done;
   }
   if ((rc = cli_coverage(prob, HP_COV_PLAN, res.plan, &cov))) goto done;
-  if ((err = hp_evaluate(prob, res.plan, &e, &d)) ||
-      (err = hp_plan_to_json(prob, res.plan, &e, &res, s->name, &text, &d)) ||
-      (err = hp_coverage_add_to_json(cov, prob, &text, &d))) {
+  if ((err = hp_plan_to_json(prob, res.plan, e, &res, s->name, cov, &text, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
   fprintf(stderr, "hetplan: pp %d tp %d dp %d mbs %d: iteration %.6f s, %.4f samples/s",
-          res.plan->pp, res.plan->tp, res.plan->dp, res.plan->mbs, e.iteration_time,
-          e.throughput);
+          res.plan->pp, res.plan->tp, res.plan->dp, res.plan->mbs, e->iteration_time,
+          e->throughput);
   if (res.status == HP_SOL_OPTIMAL)
     fprintf(stderr, ", optimal over its space\n");
   else if (isfinite(res.bound))
@@ -228,7 +226,7 @@ static int run(cli_ctx *ctx)
             res.space == HP_SPACE_INCOMPLETE ? res.space_note : "");
   {
     const hp_cluster *c = prob->cluster;
-    double h = cli_headroom(&e);
+    double h = cli_headroom(e);
     if (c->mem_margin > 0)
       fprintf(stderr, "hetplan: memory margin %g %%: every device stays below %g %% of its "
               "memory; the tightest has %.1f %% of that capacity free\n", 100 * c->mem_margin,
@@ -241,7 +239,7 @@ static int run(cli_ctx *ctx)
   if (!res.fits)
     fprintf(stderr, "hetplan: the plan of solver %s does not fit in memory: device %d (stage "
             "%d) needs %.3f GiB of %.3f GiB; written for reference, not for use\n", s->name,
-            e.oom_device, e.oom_stage, e.mem[e.oom_device] / GIB, e.cap[e.oom_device] / GIB);
+            e->oom_device, e->oom_stage, e->mem[e->oom_device] / GIB, e->cap[e->oom_device] / GIB);
   if (interrupted)
     fprintf(stderr, "hetplan: interrupted (%s): this is the best plan found so far; its file "
             "says \"stopped\": \"interrupted\"\n",
@@ -255,7 +253,6 @@ static int run(cli_ctx *ctx)
 done:
   hp_coverage_destroy(&cov);
   free(text);
-  hp_eval_release(&e);
   hp_result_release(&res);
   return rc;
 }

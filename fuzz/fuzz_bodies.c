@@ -66,9 +66,9 @@ static void use_problem(const hp_problem *p, const hp_plan *pl, int solve)
   memset(&e, 0, sizeof e);
   memset(&s, 0, sizeof s);
   if (pl && hp_evaluate(p, pl, &e, &d) == HP_OK) {
-    if (hp_plan_to_json(p, pl, &e, NULL, "fuzz", &text, &d) == HP_OK) free(text);
+    if (hp_plan_to_json(p, pl, &e, NULL, "fuzz", NULL, &text, &d) == HP_OK) free(text);
     text = NULL;
-    if (hp_eval_to_json(p, pl, &e, &text, &d) == HP_OK) free(text);
+    if (hp_eval_to_json(p, pl, &e, NULL, &text, &d) == HP_OK) free(text);
     if (pl->gas * pl->pp * pl->dp <= 4096 && hp_simulate(p, pl, &s, &d) == HP_OK) hp_sim_release(&s);
   }
   hp_eval_release(&e);

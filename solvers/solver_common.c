@@ -75,7 +75,8 @@ hp_err hp_solver_run(const hp_solver *s, const hp_problem *prob, const hp_plan *
     out->objective = e.iteration_time;
     out->fits = e.feasible;
     if (!e.feasible) out->status = HP_SOL_NOFIT;   /* whatever the solver believed */
-    hp_eval_release(&e);
+    hp_eval_release(&out->eval);
+    out->eval = e;                                 /* the result owns it now */
   }
   return HP_OK;
 }

@@ -353,7 +353,8 @@ hp_err hp_launch_write(const hp_problem *prob, const hp_plan *pl, hp_launch_form
   hp_launch_ctx c = {0};
   hp_rank_map map = {0};
   hp_problem *vprob = NULL;
-  hp_eval e = {0};
+  hp_eval own = {0};
+  const hp_eval *e = opts ? opts->eval : NULL;
   hp_sb b = {0};
   hp_err err;
   unsigned orders = 0;
@@ -367,7 +368,10 @@ hp_err hp_launch_write(const hp_problem *prob, const hp_plan *pl, hp_launch_form
   c.script = c.o->script ? c.o->script : f->script;
   for (int k = 0; k < HP_LAUNCH_ORDERS; k++)
     if (f->order[k]) orders |= 1u << k;
-  if ((err = hp_evaluate(prob, pl, &e, d))) return err;
+  if (!e) {
+    if ((err = hp_evaluate(prob, pl, &own, d))) return err;
+    e = &own;
+  }
   if ((err = hp_rank_map_choose(prob, pl, orders, &map, d))) goto done;
   if ((err = hp_plan_copy(&c.var, pl, d))) goto done;
   framework_variant(f, &c);
@@ -383,7 +387,7 @@ hp_err hp_launch_write(const hp_problem *prob, const hp_plan *pl, hp_launch_form
   }
   if (f->preamble) f->preamble(&c, &b);
   else hp__sb_printf(&b, "#!/usr/bin/env bash\n");
-  header(&b, prob, pl, &e, f->framework, c.o);
+  header(&b, prob, pl, e, f->framework, c.o);
   notes_block(&b, prob, f->framework, &c.notes, c.var, vprob, plan_differs(pl, c.var));
   placement_block(&b, &c);
   if (pl->pp > 1) stage_list(&b, prob, pl);
@@ -404,7 +408,7 @@ finish:
   b.s = NULL;
 done:
   free(b.s);
-  hp_eval_release(&e);
+  hp_eval_release(&own);
   hp_rank_map_release(&map);
   hp_plan_destroy(&c.var);
   hp_problem_destroy(&vprob);

@@ -341,12 +341,16 @@ hp_err hp_report_write(const hp_problem *prob, const hp_plan *pl, const hp_repor
   const hp_model *m = prob->model;
   const hp_cluster *c = prob->cluster;
   doc o = { {0}, in->html };
-  hp_eval e = {0};
+  hp_eval own = {0};
+  const hp_eval *e = in->eval;
   hp_coverage *cv = NULL;
   char cfg[512], title[512];
   hp_err err;
   *out = NULL;
-  if ((err = hp_evaluate(prob, pl, &e, d))) return err;
+  if (!e) {
+    if ((err = hp_evaluate(prob, pl, &own, d))) return err;
+    e = &own;
+  }
   if ((err = hp_coverage_compute(prob, HP_COV_PLAN, pl, &cv, d))) goto done;
   snprintf(title, sizeof title, "Plan report%s%s", in->title ? ": " : "", in->title ? in->title : "");
   if (o.html) {
@@ -378,14 +382,14 @@ hp_err hp_report_write(const hp_problem *prob, const hp_plan *pl, const hp_repor
           in->info->status[0] ? in->info->status : "?", in->info->space[0] ? in->info->space : "?");
   para_end(&o);
 
-  section_throughput(&o, prob, pl, &e);
-  section_stages(&o, prob, pl, &e);
-  section_memory(&o, prob, pl, &e);
-  section_bottleneck(&o, pl, &e);
+  section_throughput(&o, prob, pl, e);
+  section_stages(&o, prob, pl, e);
+  section_memory(&o, prob, pl, e);
+  section_bottleneck(&o, pl, e);
   section_coverage(&o, prob, cv);
-  section_baselines(&o, &e, in);
+  section_baselines(&o, e, in);
   if (o.html) {
-    pictures(&o, prob, pl, &e, d);
+    pictures(&o, prob, pl, e, d);
     hp__sb_printf(&o.b, "</body>\n</html>\n");
   }
   if (o.b.failed) {
@@ -397,6 +401,6 @@ hp_err hp_report_write(const hp_problem *prob, const hp_plan *pl, const hp_repor
 done:
   free(o.b.s);
   hp_coverage_destroy(&cv);
-  hp_eval_release(&e);
+  hp_eval_release(&own);
   return err;
 }

@@ -90,6 +90,7 @@ void hp_result_release(hp_result *r)
   for (int i = 0; i < r->n_rejected; i++) hp_plan_destroy(&r->rejected[i].plan);
   free(r->top);
   free(r->rejected);
+  hp_eval_release(&r->eval);
   hp_result_init(r);
 }
 

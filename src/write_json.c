@@ -121,8 +121,73 @@ static void add_inputs(cJSON *root, const hp_problem *prob)
   cJSON_AddNumberToObject(in, "mem_margin", prob->cluster->mem_margin);
 }
 
+static int add_counts(cJSON *o, const hp_cov_count *n)
+{
+  return cJSON_AddNumberToObject(o, "cells", n->cells) &&
+         cJSON_AddNumberToObject(o, "measured", n->measured) &&
+         cJSON_AddNumberToObject(o, "derived", n->derived) &&
+         cJSON_AddNumberToObject(o, "estimated", n->estimated);
+}
+
+/* One axis of the coverage: [{ key: value, cells, measured, derived, estimated }, ...]. */
+static int add_axis(cJSON *root, const char *name, const char *key, int n, const int *num,
+                    const char *const *str, const int *layers, const hp_cov_count *by)
+{
+  cJSON *arr = cJSON_AddArrayToObject(root, name);
+  if (!arr) return 0;
+  for (int i = 0; i < n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o) return 0;
+    cJSON_AddItemToArray(arr, o);
+    if (str) cJSON_AddStringToObject(o, key, str[i]);
+    else cJSON_AddNumberToObject(o, key, num[i]);
+    if (layers) cJSON_AddNumberToObject(o, "layers", layers[i]);
+    if (!add_counts(o, &by[i])) return 0;
+  }
+  return 1;
+}
+
+/* Adds "profile_coverage": {...} (docs/formats.md) to a plan file's or evaluation's tree. */
+static int add_coverage(cJSON *root, const hp_coverage *c, const hp_problem *p)
+{
+  cJSON *cov = NULL, *est = NULL;
+  const char **tnames = hp__calloc((size_t)c->n_types + 1, sizeof *tnames);
+  int ok = tnames && (cov = cJSON_AddObjectToObject(root, "profile_coverage")) != NULL;
+  for (int i = 0; ok && i < c->n_types; i++) tnames[i] = p->cluster->types[c->types[i]].name;
+  if (ok) {
+    if (c->profile) cJSON_AddStringToObject(cov, "profile", c->profile);
+    else cJSON_AddNullToObject(cov, "profile");
+    cJSON_AddStringToObject(cov, "scope", hp_cov_scope_name(c->scope));
+    ok = add_counts(cov, &c->total) &&
+         add_axis(cov, "kinds", "kind", c->n_kinds, NULL, c->kinds, c->kind_layers, c->by_kind) &&
+         add_axis(cov, "types", "type", c->n_types, NULL, tnames, NULL, c->by_type) &&
+         add_axis(cov, "tp", "tp", c->n_tps, c->tps, NULL, NULL, c->by_tp) &&
+         (c->scope == HP_COV_GROUPS ||
+          add_axis(cov, "mbs", "mbs", c->n_mbs, c->mbs, NULL, NULL, c->by_mbs)) &&
+         (est = cJSON_AddArrayToObject(cov, "estimated_cells")) != NULL;
+  }
+  for (int i = 0; ok && i < c->n_cells; i++) {
+    const hp_cov_cell *cell = &c->cells[i];
+    cJSON *o;
+    if (cell->source != HP_CELL_ESTIMATED) continue;
+    if (!(o = cJSON_CreateObject())) { ok = 0; break; }
+    cJSON_AddItemToArray(est, o);
+    cJSON_AddStringToObject(o, "kind", c->kinds[cell->kind]);
+    cJSON_AddStringToObject(o, "type", p->cluster->types[cell->type].name);
+    cJSON_AddNumberToObject(o, "tp", cell->tp);
+    if (cell->mbs > 0) cJSON_AddNumberToObject(o, "mbs", cell->mbs);
+  }
+  if (ok) {
+    cJSON_AddNumberToObject(cov, "profile_entries", c->profile_entries);
+    cJSON_AddNumberToObject(cov, "unused_profile_entries", c->unused_entries);
+  }
+  free(tnames);
+  return ok;
+}
+
 hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
-                       const hp_result *res, const char *solver_name, char **out, hp_diag *d)
+                       const hp_result *res, const char *solver_name,
+                       const hp_coverage *cov, char **out, hp_diag *d)
 {
   cJSON *root = cJSON_CreateObject();
   int ok = root && add_plan(root, plan, e);
@@ -144,11 +209,12 @@ hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
       cJSON_AddNumberToObject(s, "work", (double)res->work);
     }
   }
+  if (ok && cov) ok = add_coverage(root, cov, prob);
   return finish(root, ok, out, d);
 }
 
 hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
-                       char **out, hp_diag *d)
+                       const hp_coverage *cov, char **out, hp_diag *d)
 {
   cJSON *root = cJSON_CreateObject(), *st, *rep, *bn;
   int ok = root && add_plan(root, plan, e);
@@ -202,85 +268,7 @@ hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
     cJSON_AddNumberToObject(o, "dp_bandwidth", e->bdp[s]);
     cJSON_AddNumberToObject(o, "memory_bytes", e->stage_mem[s]);
   }
+  if (ok && cov) ok = add_coverage(root, cov, prob);
   return finish(root, ok, out, d);
 }
 
-static int add_counts(cJSON *o, const hp_cov_count *n)
-{
-  return cJSON_AddNumberToObject(o, "cells", n->cells) &&
-         cJSON_AddNumberToObject(o, "measured", n->measured) &&
-         cJSON_AddNumberToObject(o, "derived", n->derived) &&
-         cJSON_AddNumberToObject(o, "estimated", n->estimated);
-}
-
-/* One axis of the coverage: [{ key: value, cells, measured, derived, estimated }, ...]. */
-static int add_axis(cJSON *root, const char *name, const char *key, int n, const int *num,
-                    const char *const *str, const int *layers, const hp_cov_count *by)
-{
-  cJSON *arr = cJSON_AddArrayToObject(root, name);
-  if (!arr) return 0;
-  for (int i = 0; i < n; i++) {
-    cJSON *o = cJSON_CreateObject();
-    if (!o) return 0;
-    cJSON_AddItemToArray(arr, o);
-    if (str) cJSON_AddStringToObject(o, key, str[i]);
-    else cJSON_AddNumberToObject(o, key, num[i]);
-    if (layers) cJSON_AddNumberToObject(o, "layers", layers[i]);
-    if (!add_counts(o, &by[i])) return 0;
-  }
-  return 1;
-}
-
-hp_err hp_coverage_add_to_json(const hp_coverage *c, const hp_problem *p, char **json,
-                               hp_diag *d)
-{
-  ju_ctx jc = { "(coverage)", d };
-  cJSON *root = NULL, *cov = NULL, *est = NULL;
-  const char **tnames = NULL;
-  char *text;
-  int ok;
-  hp_err err = ju_parse(&jc, *json, &root);
-  if (err) return err;
-  tnames = hp__calloc((size_t)c->n_types, sizeof *tnames);
-  ok = tnames && cJSON_IsObject(root) &&
-       (cov = cJSON_AddObjectToObject(root, "profile_coverage")) != NULL;
-  for (int i = 0; ok && i < c->n_types; i++) tnames[i] = p->cluster->types[c->types[i]].name;
-  if (ok) {
-    if (c->profile) cJSON_AddStringToObject(cov, "profile", c->profile);
-    else cJSON_AddNullToObject(cov, "profile");
-    cJSON_AddStringToObject(cov, "scope", hp_cov_scope_name(c->scope));
-    ok = add_counts(cov, &c->total) &&
-         add_axis(cov, "kinds", "kind", c->n_kinds, NULL, c->kinds, c->kind_layers, c->by_kind) &&
-         add_axis(cov, "types", "type", c->n_types, NULL, tnames, NULL, c->by_type) &&
-         add_axis(cov, "tp", "tp", c->n_tps, c->tps, NULL, NULL, c->by_tp) &&
-         (c->scope == HP_COV_GROUPS ||
-          add_axis(cov, "mbs", "mbs", c->n_mbs, c->mbs, NULL, NULL, c->by_mbs)) &&
-         (est = cJSON_AddArrayToObject(cov, "estimated_cells")) != NULL;
-  }
-  for (int i = 0; ok && i < c->n_cells; i++) {
-    const hp_cov_cell *cell = &c->cells[i];
-    cJSON *o;
-    if (cell->source != HP_CELL_ESTIMATED) continue;
-    if (!(o = cJSON_CreateObject())) { ok = 0; break; }
-    cJSON_AddItemToArray(est, o);
-    cJSON_AddStringToObject(o, "kind", c->kinds[cell->kind]);
-    cJSON_AddStringToObject(o, "type", p->cluster->types[cell->type].name);
-    cJSON_AddNumberToObject(o, "tp", cell->tp);
-    if (cell->mbs > 0) cJSON_AddNumberToObject(o, "mbs", cell->mbs);
-  }
-  if (ok) {
-    cJSON_AddNumberToObject(cov, "profile_entries", c->profile_entries);
-    cJSON_AddNumberToObject(cov, "unused_profile_entries", c->unused_entries);
-  }
-  free(tnames);
-  if (!ok) {
-    cJSON_Delete(root);
-    return hp_fail(d, HP_NOMEM, "out of memory writing JSON");
-  }
-  text = cJSON_Print(root);
-  cJSON_Delete(root);
-  if (!text) return hp_fail(d, HP_NOMEM, "out of memory writing JSON");
-  free(*json);
-  *json = text;
-  return HP_OK;
-}

@@ -72,10 +72,5 @@ void hp_coverage_destroy(hp_coverage **c);
 const char *hp_cell_source_name(hp_cell_source s);
 const char *hp_cov_scope_name(hp_cov_scope s);
 
-/* Adds "profile_coverage": {...} (docs/formats.md) to the JSON object text *json (a plan
- * file or `evaluate --json` output) and replaces *json with the result (malloc'd, the
- * old text freed). On failure *json is left as it was. */
-hp_err hp_coverage_add_to_json(const hp_coverage *c, const hp_problem *p, char **json,
-                               hp_diag *d);
 
 #endif

@@ -5,6 +5,7 @@
 #ifndef HP_IO_H
 #define HP_IO_H
 
+#include "hp_coverage.h"
 #include "hp_solver.h"
 #include "hp_transformer.h"
 
@@ -49,15 +50,17 @@ hp_err hp_plan_parse(const char *text, const char *name, const hp_problem *prob,
 /* The explicit layer list of a model as a model file (what `hetplan expand` prints). */
 hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d);
 
-/* A plan file as formats.md: the plan, the evaluator's figures from `e`, and the
- * solver block from `res` (may be NULL). */
+/* A plan file as formats.md: the plan, the evaluator's figures from `e`, the solver
+ * block from `res` (may be NULL) and "profile_coverage" from `cov` (may be NULL: none),
+ * built as one tree and printed once. */
 hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
-                       const hp_result *res, const char *solver_name, char **out,
-                       hp_diag *d);
+                       const hp_result *res, const char *solver_name,
+                       const hp_coverage *cov, char **out, hp_diag *d);
 
-/* The evaluator's breakdown as JSON (what `hetplan evaluate --json` prints). */
+/* The evaluator's breakdown as JSON (what `hetplan evaluate --json` prints), with
+ * "profile_coverage" from `cov` (may be NULL: none). */
 hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
-                       char **out, hp_diag *d);
+                       const hp_coverage *cov, char **out, hp_diag *d);
 
 /* --- Hugging Face configs (load_hf.c, docs/import-hf.md). A model file that is an HF
  * config.json (no "layers" or "transformer"; one of model_type, architectures,

@@ -64,6 +64,9 @@ const char *hp_launch_format_name(int f);
 char *hp_launch_format_list(char *buf, unsigned long n, const char *sep, const char *last);
 
 typedef struct hp_launch_opts {
+  /* The evaluator's figures for the plan when the caller has them (a result's `eval`);
+   * NULL: the plan is evaluated here. Borrowed. */
+  const hp_eval *eval;
   const char *script;    /* the training script; NULL: pretrain_gpt.py (megatron, slurm),
                             train.py */
   const char *master;    /* the rendezvous host; NULL: the host of node rank 0 */

@@ -22,6 +22,9 @@ typedef struct hp_report_in {
   const hp_report_row *rows;       /* the baselines, in the order to show */
   int n_rows;
   int html;                        /* HTML with the SVG pictures; else Markdown */
+  /* The evaluator's figures for the plan when the caller has them (a result's `eval`);
+   * NULL: the report evaluates the plan itself. Borrowed. */
+  const hp_eval *eval;
 } hp_report_in;
 
 /* The report's profile coverage is hp_coverage.h's, over the cells the plan uses. */

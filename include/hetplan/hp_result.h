@@ -104,6 +104,10 @@ typedef struct hp_result {
   int n_top;
   hp_ranked *rejected;  /* up to lim->top plans that do not fit, fastest first */
   int n_rejected;
+  /* The evaluator's figures for `plan`, as hp_solver_run re-scored it (all zero without a
+   * plan, or when a solver's solve is called directly): what the CLI, the report and the
+   * exporters show, so none evaluates the winner again. Released with the result. */
+  hp_eval eval;
 } hp_result;
 
 void hp_result_init(hp_result *r);

@@ -202,8 +202,7 @@ TEST(coverage_json_lists_estimated_cells_and_reads_back_as_a_plan)
   hp_plan *back = NULL;
   hp_diag d = {0};
   char *text = NULL;
-  CHECK(hp_plan_to_json(p, pl, NULL, NULL, NULL, &text, &d) == HP_OK);
-  CHECK(hp_coverage_add_to_json(c, p, &text, &d) == HP_OK);
+  CHECK(hp_plan_to_json(p, pl, NULL, NULL, NULL, c, &text, &d) == HP_OK);
   CHECK_CONTAINS(text, "\"profile_coverage\":");
   CHECK_CONTAINS(text, "\"scope\":\t\"plan\"");
   CHECK_CONTAINS(text, "\"estimated\":\t4");

@@ -107,7 +107,7 @@ TEST(plan_json_round_trips_through_the_writer)
   char *text = NULL;
   a->recompute[1] = 1;
   CHECK(hp_evaluate(p, a, &e, &d) == HP_OK);
-  CHECK(hp_plan_to_json(p, a, &e, NULL, NULL, &text, &d) == HP_OK);
+  CHECK(hp_plan_to_json(p, a, &e, NULL, NULL, NULL, &text, &d) == HP_OK);
   hp_plan *b = fx_plan(p, text);
   CHECK_INT(b->mbs, 2);
   CHECK_INT(b->gas, 2);
