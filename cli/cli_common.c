@@ -278,7 +278,7 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
   hp_model *m = NULL;
   hp_cluster *c = NULL;
   hp_profile *p = NULL;
-  hp_job job = { 0, HP_1F1B };
+  hp_job job = { .gbs = 0, .schedule = HP_1F1B };
   hp_err err;
 
   cli_opts filled;
@@ -293,7 +293,7 @@ int cli_load_problem(const cli_opts *o, const char *cmd, hp_problem **out)
   if (!o->cluster) return usage_error(cmd, "missing --cluster FILE");
   schedule_chosen = o->schedule != NULL;
   if (o->job) {
-    hp_job other = { 0, HP_GPIPE };   /* keys a job file lacks leave a job as it was */
+    hp_job other = { .gbs = 0, .schedule = HP_GPIPE };   /* keys a job file lacks leave a job as it was */
     if ((err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);
     if (hp_job_load(o->job, &other, &d) == HP_OK && other.schedule == job.schedule)
       schedule_chosen = 1;
