@@ -116,6 +116,7 @@ hp_err hp_plan_parse(const char *text, const char *file, const hp_problem *prob,
   HP_TRY(ju_object(&c, root, ""));
   HP_TRY(ju_version(&c, root));
   ju_unknown_keys(&c, root, "", plan_keys);
+  HP_TRY(hp__plan_names(&c, root));
   HP_TRY(ju_int(&c, root, "", "pp", 1, 0, 1, D, &pp));
   HP_TRY(ju_int(&c, root, "", "tp", 1, 0, 1, D, &tp));
   HP_TRY(ju_int(&c, root, "", "dp", 1, 0, 1, D, &dp));

@@ -154,6 +154,7 @@ static hp_err read_kinds(ju_ctx *c, const cJSON *o, hp_profile *pr)
     ju_join(p, sizeof p, "kinds", it->string);
     if (!it->string || !*it->string)
       return hp_fail(c->d, HP_PARSE, "%s: kinds: an empty kind name", c->file);
+    if ((err = ju_name(c, "kinds", it->string))) return err;
     if ((err = ju_object(c, it, p))) return err;
     ju_unknown_keys(c, it, p, kind_keys);
     if (!(k->kind = hp__strdup(it->string))) return hp_fail(c->d, HP_NOMEM, "out of memory");
@@ -173,7 +174,7 @@ static hp_err read_kinds(ju_ctx *c, const cJSON *o, hp_profile *pr)
 }
 
 /* "gpus": device type -> { name (as the profiler saw it), dtype }: informative, checked
- * for shape. */
+ * for shape and for names without control characters. */
 static hp_err read_gpus(ju_ctx *c, const cJSON *o)
 {
   const cJSON *it;
@@ -184,6 +185,7 @@ static hp_err read_gpus(ju_ctx *c, const cJSON *o)
     const char *name;
     int bytes;
     ju_join(p, sizeof p, "gpus", it->string);
+    if ((err = ju_name(c, "gpus", it->string))) return err;
     if ((err = ju_object(c, it, p))) return err;
     ju_unknown_keys(c, it, p, gpu_keys);
     if ((err = ju_str(c, it, p, "name", 0, NULL, &name))) return err;
@@ -221,6 +223,7 @@ hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp
         err = ju_expect(&c, p, "a device type name", s);
         goto done;
       }
+      HP_TRY(ju_name(&c, p, s->valuestring));
     }
   }
   if (cJSON_GetObjectItemCaseSensitive(root, "model")) {
