@@ -65,7 +65,7 @@ static hp_problem *problem(hp_model *m, hp_cluster *c, const char *profile, long
   hp_profile *pr = NULL;
   hp_diag d = {0};
   if (profile && hp_profile_load(profile, &pr, &d)) die(profile, &d);
-  if (hp_problem_create(&p, m, c, pr, (hp_job){ gbs, HP_1F1B }, &d)) die("problem", &d);
+  if (hp_problem_create(&p, m, c, pr, (hp_job){ .gbs = gbs, .schedule = HP_1F1B }, &d)) die("problem", &d);
   return p;
 }
 

@@ -35,6 +35,7 @@ typedef struct cli_core {
   long gbs;                 /* -1: not given */
   double mem_margin;        /* fraction of memory kept free; < 0: not given */
   int strict_profile;
+  int accept_profile_mismatch;   /* a profile of other shapes taken knowingly */
   double time_limit;        /* seconds; 0: the solver's default */
   long seed;                /* hp_limits_init's (1) */
   long max_work;            /* 0: the solver's default */
@@ -118,6 +119,9 @@ typedef struct cli_flag {
 #define CLI_FLAG_STRICT_PROFILE { .name = "strict-profile", .kind = CLI_SWITCH, \
   .at = CLI_AT_(cli_core, strict_profile, int), \
   .help = "refuse (exit 3) when a layer time would be estimated, not measured" }
+#define CLI_FLAG_ACCEPT_PROFILE { .name = "accept-profile-mismatch", .kind = CLI_SWITCH, \
+  .at = CLI_AT_(cli_core, accept_profile_mismatch, int), \
+  .help = "take a profile measured for other layer shapes (a warning names the difference)" }
 #define CLI_FLAG_TIME_LIMIT { .name = "time-limit", .arg = "S", .kind = CLI_NUM, \
   .at = CLI_AT_(cli_core, time_limit, double), .lo = 0, .hi = 1e9, .open = CLI_OPEN_LO, \
   .expect = "a number of seconds in (0, 1e9]", .help = "the wall-clock limit of a search" }

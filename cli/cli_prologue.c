@@ -25,7 +25,7 @@ static int load_problem(const cli_core *o, const char *cmd, hp_problem **out)
   hp_model *m = NULL;
   hp_cluster *c = NULL;
   hp_profile *p = NULL;
-  hp_job job = { 0, HP_1F1B };
+  hp_job job = { .gbs = 0, .schedule = HP_1F1B };
   hp_err err;
 
   cli_core filled;
@@ -40,12 +40,13 @@ static int load_problem(const cli_core *o, const char *cmd, hp_problem **out)
   if (!o->cluster) return cli_usage_error(cmd, "missing --cluster FILE");
   schedule_chosen = o->schedule != NULL;
   if (o->job) {
-    hp_job other = { 0, HP_GPIPE };   /* keys a job file lacks leave a job as it was */
+    hp_job other = { .gbs = 0, .schedule = HP_GPIPE };   /* keys a job file lacks leave a job as it was */
     if ((err = hp_job_load(o->job, &job, &d))) return cli_fail(&d, err);
     if (hp_job_load(o->job, &other, &d) == HP_OK && other.schedule == job.schedule)
       schedule_chosen = 1;
   }
   if (o->gbs > 0) job.gbs = o->gbs;
+  if (o->accept_profile_mismatch) job.accept_profile_mismatch = 1;   /* the flag, or the job key */
   if (o->schedule) job.schedule = (hp_schedule)hp_schedule_parse(o->schedule);
   if (job.gbs <= 0) return cli_usage_error(cmd, "missing --gbs N (the global batch size)");
   if ((err = hp_model_load(o->model, &m, &d))) return cli_fail(&d, err);

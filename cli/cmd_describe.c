@@ -121,7 +121,7 @@ static int run(cli_ctx *ctx)
     describe_profile(p);
   }
   if (m && c) {
-    hp_job job = { o.gbs > 0 ? o.gbs : 1, HP_1F1B };
+    hp_job job = { .gbs = o.gbs > 0 ? o.gbs : 1, .schedule = HP_1F1B };
     err = hp_problem_create(&prob, m, c, p, job, &d);   /* takes all three */
     m = NULL;
     c = NULL;

@@ -7,7 +7,7 @@
 
 static const char help[] =
   "usage: hetplan evaluate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
-  "                        [--profile F] [--strict-profile] [--job J] [--mem-margin F]\n"
+  "                        [--profile F [--accept-profile-mismatch]] [--strict-profile] [--job J] [--mem-margin F]\n"
   "                        [--json] [-o FILE]\n"
   "\n"
   "Scores plan P with the cost model (docs/cost-model.md): per stage and replica the\n"
@@ -126,7 +126,7 @@ typedef struct evaluate_opts { int json; } evaluate_opts;
 
 static const cli_flag flags[] = {
   CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
-  CLI_FLAG_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
+  CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
   { .name = "json", CLI_OWN_SWITCH(evaluate_opts, json),
     .help = "print the plan file with its figures and breakdown as JSON" },
   CLI_FLAG_OUT, CLI_FLAG_MEM_MARGIN,

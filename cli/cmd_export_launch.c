@@ -8,7 +8,7 @@
 
 static const char help[] =
   "usage: hetplan export --format megatron|deepspeed|torchrun|slurm [--plan] plan.json\n"
-  "                      [--model M --cluster C --gbs N] [--schedule S] [--profile F]\n"
+  "                      [--model M --cluster C --gbs N] [--schedule S] [--profile F [--accept-profile-mismatch]]\n"
   "                      [--job J] [--mem-margin F] [--json] [-o FILE]\n"
   "                      [--args-file FILE] [-- ARGS...]\n"
   "\n"
@@ -97,7 +97,7 @@ static const cli_flag flags[] = {
   { .name = "format", .arg = "F", CLI_OWN_TEXT(export_opts, format),
     .help = "what to write: megatron, deepspeed, torchrun or slurm" },
   CLI_FLAG_PLAN, CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
-  CLI_FLAG_PROFILE, CLI_FLAG_JOB,
+  CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB,
   { .name = "json", CLI_OWN_SWITCH(export_opts, json),
     .help = "with --format deepspeed: the DeepSpeed config alone" },
   CLI_FLAG_OUT, CLI_FLAG_MEM_MARGIN,

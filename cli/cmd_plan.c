@@ -8,7 +8,7 @@
 
 static const char help[] =
   "usage: hetplan plan --model M --cluster C --gbs N [--solver NAME] [--schedule 1f1b|gpipe]\n"
-  "                    [--profile F] [--strict-profile] [--job J] [--time-limit S]\n"
+  "                    [--profile F [--accept-profile-mismatch]] [--strict-profile] [--job J] [--time-limit S]\n"
   "                    [--seed N] [--max-work N] [--top K] [--show-rejected]\n"
   "                    [--mem-margin F] [-o plan.json]\n"
   "\n"
@@ -122,7 +122,7 @@ static const cli_flag flags[] = {
   CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS,
   { .name = "solver", .arg = "NAME", CLI_OWN_TEXT(plan_opts, solver),
     .help = "the solver (default: the first of 'hetplan solvers')" },
-  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
+  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
   CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK,
   { .name = "top", .arg = "K", CLI_OWN_INT(plan_opts, top, 1, 1000), .def = "1",
     .help = "list the K best plans found, on stderr" },

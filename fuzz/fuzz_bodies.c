@@ -105,7 +105,7 @@ static void on_tiny_cluster(hp_model *m, int solve)
   hp_diag d;
   memset(&d, 0, sizeof d);
   if (m && m->n_layers <= 4096 && hp_cluster_parse(tiny_cluster, "tiny", &c, &d) == HP_OK) {
-    hp_job job = { 8, HP_1F1B };
+    hp_job job = { .gbs = 8, .schedule = HP_1F1B };
     if (hp_problem_create(&p, m, c, NULL, job, &d) == HP_OK) {   /* takes m and c */
       hp_plan *pl = data_parallel(p);
       use_problem(p, pl, solve);
@@ -148,7 +148,7 @@ int hpfz_cluster(const uint8_t *data, size_t size)
     return refused(&d);
   }
   if (c->n_devices <= 256 && hp_model_parse(tiny_model, "tiny", &m, &d) == HP_OK) {
-    hp_job job = { 2L * c->n_devices, HP_1F1B };
+    hp_job job = { .gbs = 2L * c->n_devices, .schedule = HP_1F1B };
     if (hp_problem_create(&p, m, c, NULL, job, &d) == HP_OK) {
       hp_plan *pl = data_parallel(p);
       use_problem(p, pl, c->n_devices <= 64);
@@ -192,7 +192,7 @@ int hpfz_profile(const uint8_t *data, size_t size)
     free(text);
     return refused(&d);
   }
-  if ((p = tiny_problem(pr, (hp_job){ 8, HP_1F1B }))) {
+  if ((p = tiny_problem(pr, (hp_job){ .gbs = 8, .schedule = HP_1F1B }))) {
     hp_plan *pl = NULL;
     if (hp_plan_parse(tiny_plan, "tiny-plan", p, &pl, &d) == HP_OK) use_problem(p, pl, 1);
     hp_plan_destroy(&pl);
@@ -211,7 +211,7 @@ int hpfz_plan(const uint8_t *data, size_t size)
   int rc = 0;
   if (!text) return 0;
   memset(&d, 0, sizeof d);
-  if (!(p = tiny_problem(NULL, (hp_job){ 8, HP_1F1B }))) { free(text); return 0; }
+  if (!(p = tiny_problem(NULL, (hp_job){ .gbs = 8, .schedule = HP_1F1B }))) { free(text); return 0; }
   if (hp_plan_parse(text, "fuzz-plan.json", p, &pl, &d) != HP_OK) rc = refused(&d);
   else {
     rc = 1;
@@ -227,7 +227,7 @@ int hpfz_plan(const uint8_t *data, size_t size)
 int hpfz_job(const uint8_t *data, size_t size)
 {
   char *text = as_text(data, size);
-  hp_job job = { 8, HP_1F1B };
+  hp_job job = { .gbs = 8, .schedule = HP_1F1B };
   hp_problem *p;
   hp_diag d;
   if (!text) return 0;

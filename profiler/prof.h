@@ -84,6 +84,8 @@ double prof_peak_tflops(const char *device_name);
 typedef struct prof_type_spec {
   char name[64];
   double mem_gib, reserved_gib, tflops, efficiency;
+  char gpu[256];       /* the CUDA device name that measured it, "" if none did */
+  int bf16;            /* its op lists' 16-bit type: 1 bf16, 0 fp16 (prof_gpu.bf16) */
 } prof_type_spec;
 
 typedef struct prof_host {
@@ -132,14 +134,18 @@ typedef struct prof_run {
   prof_line_fit *fits;
   prof_coll *colls;
   prof_coll_fit *coll_fits;
+  const hp_model *model;        /* the model whose layers were timed (borrowed), or NULL */
 } prof_run;
 
 /* The cluster file (docs/formats.md): device types, one node per host, the default
  * intra-node figure (slowest pair inside the host) and inter-node figure (slowest pair
  * between hosts), and the measured bandwidth_matrix. malloc'd text or NULL. */
 char *prof_cluster_json(const prof_run *r);
-/* The profile file: device_types, layer_times (with the informative compute_seconds,
- * tp_comm_seconds, act_bytes, peak_bytes), layer_fits, collectives, collective_fits. */
+/* The profile file: what was measured for (model, the shape of each kind timed: its
+ * first layer's params and FLOPs, a transformer's sizes, the element type; gpus: the
+ * CUDA name of each type), device_types, layer_times (with the informative
+ * compute_seconds, tp_comm_seconds, act_bytes, peak_bytes), layer_fits, collectives,
+ * collective_fits. */
 char *prof_profile_json(const prof_run *r);
 
 /* ---- The GPU (prof_gpu.c with the CUDA toolkit, prof_gpu_stub.c without) ------------ */

@@ -756,6 +756,8 @@ int main(int argc, char **argv)
       while (r < size && strcmp(shares[r].type, t->name)) r++;
       if (all_gpu) {
         const prof_gpu *g = &shares[r].gpu;
+        snprintf(t->gpu, sizeof t->gpu, "%s", g->name);
+        t->bf16 = g->bf16;
         peak = prof_peak_tflops(g->name);
         t->mem_gib = g->mem_bytes / GIB;
         t->reserved_gib = ceil((g->mem_bytes - g->free_bytes) / GIB * 10) / 10;
@@ -812,6 +814,7 @@ int main(int argc, char **argv)
                "(or the measured GEMM rate where unknown); efficiency: the measured rate of "
                "the model's largest layer at tp 1 over that peak; reserved_gib: the CUDA "
                "context only");
+    run.model = model;
     run.n_devices = size;
     run.bw = bw;
     run.lat = lat;

@@ -1,9 +1,11 @@
 /* prof_write.c -- the files hetplan-profile writes (docs/formats.md): a cluster file
  * with the measured bandwidth matrix, one node per host, and a profile file with the
- * layer times, their fixed + per-sample fits and the NCCL collectives. */
+ * layer times, their fixed + per-sample fits, the NCCL collectives and what the layers
+ * were measured for (the shape of each kind, the GPUs), which hetplan checks. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -98,6 +100,40 @@ char *prof_cluster_json(const prof_run *r)
   return finish(root);
 }
 
+/* The first point of `kind`, or NULL: only kinds timed get a shape record. */
+static const prof_point *first_point(const prof_run *r, const char *kind)
+{
+  for (int i = 0; i < r->n_points; i++)
+    if (!strcmp(r->points[i].kind, kind)) return &r->points[i];
+  return NULL;
+}
+
+/* "kinds": the shape each kind was timed at, from its first layer (the one timed):
+ * parameters and FLOPs per sample, a transformer's sizes, the element type. */
+static void add_kinds(cJSON *root, const prof_run *r)
+{
+  const hp_model *m = r->model;
+  const hp_transformer *tf = m->transformer;
+  cJSON *kinds = cJSON_AddObjectToObject(root, "kinds");
+  for (int l = 0; kinds && l < m->n_layers; l++) {
+    const hp_layer *ly = &m->layers[l];
+    const prof_point *p = first_point(r, ly->kind);
+    cJSON *o;
+    if (!p || cJSON_GetObjectItemCaseSensitive(kinds, ly->kind)) continue;
+    if (!(o = cJSON_AddObjectToObject(kinds, ly->kind))) return;
+    cJSON_AddNumberToObject(o, "params", ly->params);
+    cJSON_AddNumberToObject(o, "flops", ly->flops);
+    if (tf) {
+      cJSON_AddNumberToObject(o, "hidden", tf->hidden);
+      cJSON_AddNumberToObject(o, "heads", tf->heads);
+      cJSON_AddNumberToObject(o, "kv_heads", tf->kv_heads > 0 ? tf->kv_heads : tf->heads);
+      cJSON_AddNumberToObject(o, "ffn", hp_transformer_ffn(tf));
+      cJSON_AddNumberToObject(o, "seq", tf->seq);
+    }
+    cJSON_AddStringToObject(o, "dtype", r->types[p->type].bf16 ? "bf16" : "fp16");
+  }
+}
+
 char *prof_profile_json(const prof_run *r)
 {
   cJSON *root = cJSON_CreateObject(), *arr;
@@ -105,6 +141,18 @@ char *prof_profile_json(const prof_run *r)
   cJSON_AddNumberToObject(root, "version", 1);
   cJSON_AddStringToObject(root, "source", r->source);
   if (r->notes[0]) cJSON_AddStringToObject(root, "notes", r->notes);
+  if (r->model && r->n_points > 0) {
+    cJSON_AddStringToObject(root, "model", r->model->name);
+    add_kinds(root, r);
+  }
+  for (int k = 0; k < r->n_types; k++) {
+    cJSON *gpus = cJSON_GetObjectItemCaseSensitive(root, "gpus"), *o;
+    if (!r->types[k].gpu[0]) continue;
+    if (!gpus && !(gpus = cJSON_AddObjectToObject(root, "gpus"))) break;
+    if (!(o = cJSON_AddObjectToObject(gpus, r->types[k].name))) break;
+    cJSON_AddStringToObject(o, "name", r->types[k].gpu);
+    cJSON_AddStringToObject(o, "dtype", r->types[k].bf16 ? "bf16" : "fp16");
+  }
   if ((arr = cJSON_AddArrayToObject(root, "device_types")))
     for (int k = 0; k < r->n_types; k++) cJSON_AddItemToArray(arr, cJSON_CreateString(r->types[k].name));
   if ((arr = cJSON_AddArrayToObject(root, "layer_times")))

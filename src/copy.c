@@ -89,9 +89,17 @@ hp_err hp_profile_copy(const hp_profile *src, hp_profile **out, hp_diag *d)
   p->name = hp__strdup(src->name);
   p->measures = hp__calloc((size_t)src->n_measures, sizeof *p->measures);
   p->n_measures = 0;
+  p->model = hp__strdup(src->model);
+  p->kinds = dup_mem(src->kinds, (size_t)src->n_kinds, sizeof *p->kinds);
+  p->n_kinds = 0;
   p->dev_bw = dup_mem(src->dev_bw, dd, sizeof *p->dev_bw);
   p->dev_lat = dup_mem(src->dev_lat, dd, sizeof *p->dev_lat);
-  ok = p->measures && (!src->path || p->path) && (!src->name || p->name) && (!src->dev_bw || (p->dev_bw && p->dev_lat));
+  ok = p->measures && (!src->path || p->path) && (!src->name || p->name) && (!src->dev_bw || (p->dev_bw && p->dev_lat)) &&
+       (!src->model || p->model) && (!src->n_kinds || p->kinds);
+  for (int i = 0; ok && i < src->n_kinds; i++) {   /* names owned: copied one by one */
+    ok = (p->kinds[i].kind = hp__strdup(src->kinds[i].kind)) != NULL;
+    if (ok) p->n_kinds++;
+  }
   for (int i = 0; ok && i < src->n_measures; i++) {
     hp_measure *m = &p->measures[i];
     *m = src->measures[i];

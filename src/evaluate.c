@@ -106,6 +106,9 @@ hp_err hp_evaluate(const hp_problem *prob, const hp_plan *plan, hp_eval *e, hp_d
   for (int dv = 0; dv < D; dv++) peaks += c->types[hp_device_type(prob, dv)].peak;
   e->throughput = (double)prob->job.gbs / e->iteration_time;
   e->mfu = hp_model_total_flops(prob->model) * (double)prob->job.gbs / e->iteration_time / peaks;
+  /* At most 1: no layer time is below its FLOPs at the peak (efficiency <= 1, profiled
+   * times checked and floored: layer_time.c), so only rounding could pass it. */
+  if (e->mfu > 1) e->mfu = 1;
 
   /* Memory: every device of a stage holds the same bytes plus its type's reserve. */
   e->feasible = 1;

@@ -53,18 +53,45 @@ static int find_duplicate(const cJSON *v, char *path, size_t cap, size_t len)
   return 0;
 }
 
+/* Where the text escapes a NUL character (\u0000) in a string, which cJSON would take as
+ * the string's end (a name silently cut short); NULL if nowhere. A backslash escaped
+ * itself ("\\u0000") is no escape. */
+static const char *escaped_nul(const char *text)
+{
+  for (const char *p = strstr(text, "\\u0000"); p; p = strstr(p + 1, "\\u0000")) {
+    const char *q = p;
+    while (q > text && q[-1] == '\\') q--;
+    if ((p - q) % 2 == 0) return p;
+  }
+  return NULL;
+}
+
+static void line_col(const char *text, const char *at, int *line, int *col)
+{
+  *line = 1;
+  *col = 1;
+  for (const char *p = text; p < at && *p; p++) {
+    if (*p == '\n') { (*line)++; *col = 1; } else (*col)++;
+  }
+}
+
 hp_err ju_parse(ju_ctx *c, const char *text, cJSON **out)
 {
   char dup[256] = "";
   int r;
-  const char *end = NULL;
+  const char *end = NULL, *nul;
+  if ((nul = escaped_nul(text))) {
+    int line, col;
+    *out = NULL;
+    line_col(text, nul, &line, &col);
+    return hp_fail(c->d, HP_PARSE, "%s: line %d, column %d: \\u0000 (a NUL character) in a "
+                   "string: names and text may hold no control character", c->file, line, col);
+  }
   *out = cJSON_ParseWithOpts(text, &end, 1);
   if (!*out) {
-    int line = 1, col = 1;
+    int line, col;
     if (!end) end = text;
-    for (const char *p = text; p < end && *p; p++) {
-      if (*p == '\n') { line++; col = 1; } else col++;
-    }
+    line_col(text, end, &line, &col);
     if (!*text || strspn(text, " \t\r\n") == strlen(text))
       return hp_fail(c->d, HP_PARSE, "%s: the file is empty: expected a JSON object", c->file);
     return hp_fail(c->d, HP_PARSE, "%s: line %d, column %d: malformed JSON near '%.20s'",
@@ -203,13 +230,43 @@ hp_err ju_str(ju_ctx *c, const cJSON *o, const char *path, const char *key, int 
   ju_join(p, sizeof p, path, key);
   if (!v) {
     if (required) return missing(c, p, "a non-empty string");
+    char q[288];   /* a default is a file's or a layer's name: checked all the same */
     *out = def;
-    return HP_OK;
+    snprintf(q, sizeof q, "%s (absent, so its default)", p);
+    return ju_name(c, q, def);
   }
   if (!cJSON_IsString(v) || !v->valuestring || !*v->valuestring)
     return ju_expect(c, p, "a non-empty string", v);
   *out = v->valuestring;
-  return HP_OK;
+  return ju_name(c, p, v->valuestring);
+}
+
+void ju_escape(char *buf, size_t n, const char *s)
+{
+  size_t len = 0;
+  if (n == 0) return;
+  buf[0] = '\0';
+  for (; s && *s && len + 5 < n; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if (ch < 0x20 || ch == 0x7f) len += (size_t)snprintf(buf + len, n - len, "\\x%02X", ch);
+    else buf[len++] = (char)ch;
+  }
+  buf[len] = '\0';
+}
+
+hp_err ju_name(ju_ctx *c, const char *path, const char *s)
+{
+  char shown[80];
+  size_t i;
+  if (!s) return HP_OK;
+  for (i = 0; s[i]; i++)
+    if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f) break;
+  if (!s[i]) return HP_OK;
+  ju_escape(shown, sizeof shown, s);
+  return hp_fail(c->d, HP_PARSE, "%s: %s: \"%s\" holds a control character (0x%02X at byte "
+                 "%zu): names may hold none (bytes 0x00-0x1F and 0x7F), since they are printed "
+                 "and written into scripts: rename it", c->file, path && *path ? path : "(top level)",
+                 shown, (unsigned)(unsigned char)s[i], i);
 }
 
 void ju_unknown_keys(ju_ctx *c, const cJSON *o, const char *path, const char *const *known)

@@ -39,9 +39,18 @@ hp_err ju_int(ju_ctx *c, const cJSON *o, const char *path, const char *key, int 
 int ju_int_value(const cJSON *v, long lo, long hi, long *out);
 hp_err ju_bool(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
                int def, int *out);
-/* Member as a non-empty string (borrowed from the tree). */
+/* Member as a non-empty string (borrowed from the tree) holding no control character
+ * (ju_name); so must the default be when the member is absent. */
 hp_err ju_str(ju_ctx *c, const cJSON *o, const char *path, const char *key, int required,
               const char *def, const char **out);
+
+/* Names (of layers, kinds, nodes, device types, models, clusters; anything that may be
+ * printed or written into a script) may hold no control character, bytes 0x00-0x1F and
+ * 0x7F: HP_PARSE naming the file, the key path and the character, else HP_OK. `s` may
+ * be NULL (nothing to check). */
+hp_err ju_name(ju_ctx *c, const char *path, const char *s);
+/* Writes `s` into buf with control characters as \xNN, cut to what fits. */
+void ju_escape(char *buf, size_t n, const char *s);
 
 /* Warns about members of `o` not in the NULL-terminated `known`. */
 void ju_unknown_keys(ju_ctx *c, const cJSON *o, const char *path, const char *const *known);
@@ -57,6 +66,10 @@ void ju_describe(const cJSON *v, char *buf, size_t n);
  * directions, cost-model.md 7.2). Outputs are malloc'd n x n, bytes/s and seconds. */
 hp_err ju_bw_matrix(ju_ctx *c, const cJSON *m, const char *path, int *n, double **bw,
                     double **lat);
+
+/* Checks the names a plan file's "inputs" and "solver" blocks hold (file paths, the
+ * solver's name and status) with ju_name (load_plan_info.c). */
+hp_err hp__plan_names(ju_ctx *c, const cJSON *root);
 
 /* --- Hugging Face configs (load_hf.c). */
 /* Whether a model file's root is an HF config.json rather than a hetplan model. */

@@ -1,6 +1,7 @@
 /* layer_time.c -- the time of one layer on one device type (cost-model.md sections 1, 3
  * and 7.4, 7.10): profiled with interpolation in the micro-batch size, the
- * single-point TP split, or the analytic FLOP and TP all-reduce estimate. */
+ * single-point TP split, or the analytic FLOP and TP all-reduce estimate; a profiled
+ * time never below what the FLOPs take at the type's peak. */
 #include <math.h>
 
 #include "internal.h"
@@ -47,17 +48,10 @@ static double tp_comm_time(const hp_layer *ly, int tp, int mbs, double btp, doub
   return 2.0 * (tp - 1) / tp * ly->tp_comm * mbs / btp + 2.0 * (tp - 1) * lattp;
 }
 
-double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
-                     double btp, double lattp)
+/* The profiled time: the measured point, or derived from the series (section 7.4). */
+static double profiled_time(const hp_problem *p, const hp_series *s, const hp_layer *ly,
+                            int l, int k, int tp, int tl, int mbs, double btp)
 {
-  const hp_layer *ly = &p->model->layers[l];
-  const hp_devtype *ty = &p->cluster->types[k];
-  int tl = ly->splittable ? tp : 1;
-  const hp_series *s = series_of(p, l, k, tp);
-
-  if (!s)
-    return ly->flops * mbs / (tl * ty->peak * ty->eff)
-           + tp_comm_time(ly, tp, mbs, btp, lattp);
   if (s->n >= 2) return series_interp(s, mbs);
 
   /* A single measured point m0. */
@@ -77,4 +71,25 @@ double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
     }
   }
   return t0 * mbs / m0;
+}
+
+double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
+                     double btp, double lattp)
+{
+  const hp_layer *ly = &p->model->layers[l];
+  const hp_devtype *ty = &p->cluster->types[k];
+  int tl = ly->splittable ? tp : 1;
+  const hp_series *s = series_of(p, l, k, tp);
+  double t, least;
+
+  if (!s)
+    return ly->flops * mbs / (tl * ty->peak * ty->eff)
+           + tp_comm_time(ly, tp, mbs, btp, lattp);
+  /* Never below what the FLOPs take at the type's peak: the measured points are checked
+   * against it (problem.c); an extrapolated time, or one a profile of other shapes gave
+   * (accept_profile_mismatch), is raised to it (beyond rounding: a measured point at
+   * the peak itself stands as it is). */
+  t = profiled_time(p, s, ly, l, k, tp, tl, mbs, btp);
+  least = ly->flops * mbs / (tl * ty->peak);
+  return t < least * (1 - 1e-9) ? least : t;
 }

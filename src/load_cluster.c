@@ -36,6 +36,7 @@ static hp_err read_types(ju_ctx *c, const cJSON *o, hp_cluster *cl)
     char p[256];
     double gib, res, tf;
     ju_join(p, sizeof p, "device_types", it->string);
+    if ((err = ju_name(c, "device_types", it->string))) return err;   /* the key is the name */
     if ((err = ju_object(c, it, p))) return err;
     ju_unknown_keys(c, it, p, type_keys);
     t->name = hp__strdup(it->string);

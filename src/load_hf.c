@@ -105,6 +105,16 @@ static void set_name(const cJSON *root, const char *file, char *name, size_t n)
            ? (int)strlen(s) - 5 : (int)strlen(s), s);
 }
 
+/* The names a config gives that hetplan keeps or prints: no control characters. */
+static hp_err check_names(ju_ctx *c, const cJSON *root)
+{
+  static const char *const keys[] = { "_name_or_path", "model_type", NULL };
+  hp_err err;
+  for (int i = 0; keys[i]; i++)
+    if ((err = ju_name(c, keys[i], str_member(root, keys[i])))) return err;
+  return HP_OK;
+}
+
 /* Keys that make a model other than the generator's: refused with a reason. */
 static hp_err refuse_unsupported(ju_ctx *c, const cJSON *root)
 {
@@ -230,6 +240,7 @@ hp_err hp__hf_read(ju_ctx *c, const cJSON *root, const hp_hf_opts *opts, hp_hf_m
 
   if (!opts) opts = &def;
   memset(out, 0, sizeof *out);
+  if ((err = check_names(c, root))) return err;
   for (size_t i = 0; mt && i < sizeof styles / sizeof styles[0]; i++)
     if (!strcmp(mt, styles[i].model_type)) st = &styles[i];
   if (st) {
@@ -351,6 +362,7 @@ hp_err hp__hf_model(ju_ctx *c, const cJSON *root, hp_model *m)
   hp_err err = hp__hf_read(c, root, NULL, &h);
   if (err) return err;
   set_name(root, c->file, h.name, sizeof h.name);
+  if ((err = ju_name(c, "name (taken from the file's path)", h.name))) return err;
   if ((err = expand_into(&h, m, c->d))) {
     char msg[sizeof c->d->msg];
     snprintf(msg, sizeof msg, "%s", c->d->msg);
@@ -378,6 +390,7 @@ hp_err hp_hf_parse(const char *text, const char *file, const hp_hf_opts *o, hp_h
   }
   HP_TRY(hp__hf_read(&c, root, o, out));
   set_name(root, file, out->name, sizeof out->name);
+  HP_TRY(ju_name(&c, "name (taken from the file's path)", out->name));
 done:
   cJSON_Delete(root);
   return err;

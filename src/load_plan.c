@@ -15,7 +15,8 @@ static const char *const plan_keys[] = {
   "feasible", "gbs", "pipeline_time", "sync_time", "bottleneck", "out_of_memory",
   "replica_time", "stage_breakdown", "profile_coverage", "inputs", NULL };
 static const char *const stage_keys[] = { "layers", "recompute", "devices", NULL };
-static const char *const job_keys[] = { "version", "gbs", "schedule", "source", "notes", NULL };
+static const char *const job_keys[] = { "version", "gbs", "schedule", "accept_profile_mismatch",
+                                         "source", "notes", NULL };
 
 static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int n_devices,
                          int *last)
@@ -115,6 +116,7 @@ hp_err hp_plan_parse(const char *text, const char *file, const hp_problem *prob,
   HP_TRY(ju_object(&c, root, ""));
   HP_TRY(ju_version(&c, root));
   ju_unknown_keys(&c, root, "", plan_keys);
+  HP_TRY(hp__plan_names(&c, root));
   HP_TRY(ju_int(&c, root, "", "pp", 1, 0, 1, D, &pp));
   HP_TRY(ju_int(&c, root, "", "tp", 1, 0, 1, D, &tp));
   HP_TRY(ju_int(&c, root, "", "dp", 1, 0, 1, D, &dp));
@@ -200,12 +202,15 @@ hp_err hp_job_parse(const char *text, const char *file, hp_job *job, hp_diag *d)
   cJSON *root = NULL;
   const char *sched;
   long gbs;
+  int accept;
   hp_err err;
   HP_TRY(ju_parse(&c, text, &root));
   HP_TRY(ju_object(&c, root, ""));
   HP_TRY(ju_version(&c, root));
   ju_unknown_keys(&c, root, "", job_keys);
   HP_TRY(ju_int(&c, root, "", "gbs", 0, job->gbs, 1, HP_MAX_GBS, &gbs));
+  HP_TRY(ju_bool(&c, root, "", "accept_profile_mismatch", 0, job->accept_profile_mismatch,
+                 &accept));
   HP_TRY(ju_str(&c, root, "", "schedule", 0, hp_schedule_name(job->schedule), &sched));
   if (hp_schedule_parse(sched) < 0) {
     err = hp_fail(d, HP_PARSE, "%s: schedule: expected \"1f1b\" or \"gpipe\", got \"%s\"", file,
@@ -214,6 +219,7 @@ hp_err hp_job_parse(const char *text, const char *file, hp_job *job, hp_diag *d)
   }
   job->gbs = gbs;
   job->schedule = (hp_schedule)hp_schedule_parse(sched);
+  job->accept_profile_mismatch = accept;
 done:
   cJSON_Delete(root);
   return err;

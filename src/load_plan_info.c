@@ -21,6 +21,24 @@ static double num_of(const cJSON *o, const char *key, double def)
   return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : def;
 }
 
+hp_err hp__plan_names(ju_ctx *c, const cJSON *root)
+{
+  static const char *const blocks[] = { "inputs", "solver", NULL };
+  static const char *const keys[] = { "model", "cluster", "profile", "schedule", "name",
+                                      "status", "space", NULL };
+  hp_err err;
+  for (int b = 0; blocks[b]; b++) {
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, blocks[b]);
+    if (!cJSON_IsObject(o)) continue;
+    for (int k = 0; keys[k]; k++) {
+      char p[64];
+      ju_join(p, sizeof p, blocks[b], keys[k]);
+      if ((err = ju_name(c, p, str_of(o, keys[k])))) return err;
+    }
+  }
+  return HP_OK;
+}
+
 void hp_plan_info_release(hp_plan_info *in)
 {
   if (!in) return;
@@ -42,6 +60,7 @@ hp_err hp_plan_info_parse(const char *text, const char *file, hp_plan_info *in, 
   in->lower_bound = NAN;
   HP_TRY(ju_parse(&c, text, &root));
   HP_TRY(ju_object(&c, root, ""));
+  HP_TRY(hp__plan_names(&c, root));
   ip = cJSON_GetObjectItemCaseSensitive(root, "inputs");
   if (cJSON_IsObject(ip)) {
     const char *m = str_of(ip, "model"), *cl = str_of(ip, "cluster"), *pr = str_of(ip, "profile");

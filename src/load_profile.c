@@ -1,7 +1,8 @@
 /* load_profile.c -- reads a profile (formats.md "Profile"): measured layer times, an
- * optional device bandwidth matrix and collective timings, and the informative figures
- * hetplan-profile adds (checked, not cost terms). Device-type names are resolved
- * against the cluster when the problem is bound (problem.c). */
+ * optional device bandwidth matrix and collective timings, what the layer kinds were
+ * measured for (their shape, checked against the model when the problem is bound), and
+ * the informative figures hetplan-profile adds (checked, not cost terms). Device-type
+ * names are resolved against the cluster when the problem is bound (problem.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +10,10 @@
 
 static const char *const profile_keys[] = {
   "version", "source", "notes", "device_types", "layer_times", "bandwidth_matrix",
-  "collectives", "layer_fits", "collective_fits", NULL };
+  "collectives", "layer_fits", "collective_fits", "model", "kinds", "gpus", NULL };
+static const char *const kind_keys[] = {
+  "params", "flops", "hidden", "heads", "kv_heads", "ffn", "seq", "dtype", NULL };
+static const char *const gpu_keys[] = { "name", "dtype", NULL };
 static const char *const time_keys[] = {
   "kind", "type", "tp", "mbs", "seconds",
   "compute_seconds", "tp_comm_seconds", "act_bytes", "peak_bytes", NULL };
@@ -114,6 +118,82 @@ static hp_err read_fits(ju_ctx *c, const cJSON *arr, const char *key, int layer)
   return HP_OK;
 }
 
+static hp_err read_dtype(ju_ctx *c, const cJSON *o, const char *p, int *bytes)
+{
+  const char *dt;
+  hp_err err;
+  *bytes = 0;
+  if ((err = ju_str(c, o, p, "dtype", 0, NULL, &dt)) || !dt) return err;
+  if (hp_dtype_parse(dt) < 0)
+    return hp_fail(c->d, HP_PARSE, "%s: %s.dtype: expected \"bf16\", \"fp16\" or \"fp32\", "
+                   "got \"%s\"", c->file, p, dt);
+  *bytes = hp_dtype_bytes((hp_dtype)hp_dtype_parse(dt));
+  return HP_OK;
+}
+
+static int by_kind(const void *a, const void *b)
+{
+  return strcmp(((const hp_profile_kind *)a)->kind, ((const hp_profile_kind *)b)->kind);
+}
+
+/* "kinds": kind -> the shape of the layer measured: params and FLOPs per sample, and for
+ * a transformer its sizes and element type. */
+static hp_err read_kinds(ju_ctx *c, const cJSON *o, hp_profile *pr)
+{
+  static const char *const sizes[] = { "hidden", "heads", "kv_heads", "ffn", "seq", NULL };
+  const cJSON *it;
+  hp_err err;
+  int n = 0;
+  if ((err = ju_object(c, o, "kinds"))) return err;
+  cJSON_ArrayForEach(it, o) n++;
+  pr->kinds = hp__calloc((size_t)n, sizeof *pr->kinds);
+  if (n > 0 && !pr->kinds) return hp_fail(c->d, HP_NOMEM, "out of memory");
+  cJSON_ArrayForEach(it, o) {
+    hp_profile_kind *k = &pr->kinds[pr->n_kinds];
+    char p[256];
+    ju_join(p, sizeof p, "kinds", it->string);
+    if (!it->string || !*it->string)
+      return hp_fail(c->d, HP_PARSE, "%s: kinds: an empty kind name", c->file);
+    if ((err = ju_name(c, "kinds", it->string))) return err;
+    if ((err = ju_object(c, it, p))) return err;
+    ju_unknown_keys(c, it, p, kind_keys);
+    if (!(k->kind = hp__strdup(it->string))) return hp_fail(c->d, HP_NOMEM, "out of memory");
+    pr->n_kinds++;
+    if ((err = ju_num(c, it, p, "params", 0, -1, 0, 0, &k->params))) return err;
+    if ((err = ju_num(c, it, p, "flops", 0, -1, 0, 0, &k->flops))) return err;
+    int *const dst[] = { &k->hidden, &k->heads, &k->kv_heads, &k->ffn, &k->seq };
+    for (int i = 0; sizes[i]; i++) {
+      long v;
+      if ((err = ju_int(c, it, p, sizes[i], 0, 0, 1, 100000000, &v))) return err;
+      *dst[i] = (int)v;
+    }
+    if ((err = read_dtype(c, it, p, &k->dtype_bytes))) return err;
+  }
+  qsort(pr->kinds, (size_t)pr->n_kinds, sizeof *pr->kinds, by_kind);
+  return HP_OK;
+}
+
+/* "gpus": device type -> { name (as the profiler saw it), dtype }: informative, checked
+ * for shape and for names without control characters. */
+static hp_err read_gpus(ju_ctx *c, const cJSON *o)
+{
+  const cJSON *it;
+  hp_err err;
+  if ((err = ju_object(c, o, "gpus"))) return err;
+  cJSON_ArrayForEach(it, o) {
+    char p[256];
+    const char *name;
+    int bytes;
+    ju_join(p, sizeof p, "gpus", it->string);
+    if ((err = ju_name(c, "gpus", it->string))) return err;
+    if ((err = ju_object(c, it, p))) return err;
+    ju_unknown_keys(c, it, p, gpu_keys);
+    if ((err = ju_str(c, it, p, "name", 0, NULL, &name))) return err;
+    if ((err = read_dtype(c, it, p, &bytes))) return err;
+  }
+  return HP_OK;
+}
+
 hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp_diag *d)
 {
   ju_ctx c = { file, d };
@@ -143,8 +223,19 @@ hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp
         err = ju_expect(&c, p, "a device type name", s);
         goto done;
       }
+      HP_TRY(ju_name(&c, p, s->valuestring));
     }
   }
+  if (cJSON_GetObjectItemCaseSensitive(root, "model")) {
+    const char *model;
+    HP_TRY(ju_str(&c, root, "", "model", 1, NULL, &model));
+    if (!(pr->model = hp__strdup(model))) {
+      err = hp_fail(d, HP_NOMEM, "out of memory");
+      goto done;
+    }
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "kinds"))) HP_TRY(read_kinds(&c, v, pr));
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "gpus"))) HP_TRY(read_gpus(&c, v));
   if ((v = cJSON_GetObjectItemCaseSensitive(root, "layer_times"))) HP_TRY(read_times(&c, v, pr));
   if ((v = cJSON_GetObjectItemCaseSensitive(root, "bandwidth_matrix")))
     HP_TRY(ju_bw_matrix(&c, v, "bandwidth_matrix", &pr->n_devices, &pr->dev_bw, &pr->dev_lat));

@@ -109,6 +109,9 @@ void hp_profile_destroy(hp_profile **pp)
     free(p->measures[i].type_name);
   }
   free(p->measures);
+  for (int i = 0; i < p->n_kinds; i++) free(p->kinds[i].kind);
+  free(p->kinds);
+  free(p->model);
   free(p->dev_bw);
   free(p->dev_lat);
   free(p->path);

@@ -1,6 +1,8 @@
 /* problem.c -- binds model, cluster, profile and job into a problem: resolves the
- * effective bandwidth matrix and groups profile measurements into per-(layer, type, tp)
- * series for the layer-time look-up. */
+ * effective bandwidth matrix, checks that the profile was measured for the model's layers
+ * (its shape records) and claims no time below the hardware's peak, and groups profile
+ * measurements into per-(layer, type, tp) series for the layer-time look-up. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +147,181 @@ static hp_err check_profile_matches(const hp_problem *p, hp_diag *d)
                  "degrees that fit a node", pr->name, m->name, c->name, p->max_tp);
 }
 
+/* Two figures agree within a relative 1e-6 (a hand-written profile rounds them). */
+static int same_figure(double a, double b)
+{
+  return fabs(a - b) <= 1e-6 * fmax(fabs(a), fabs(b));
+}
+
+static const hp_profile_kind *find_kind(const hp_profile *pr, const char *kind)
+{
+  int lo = 0, hi = pr->n_kinds - 1;
+  while (lo <= hi) {
+    int mid = lo + (hi - lo) / 2, c = strcmp(pr->kinds[mid].kind, kind);
+    if (c == 0) return &pr->kinds[mid];
+    if (c < 0) lo = mid + 1; else hi = mid - 1;
+  }
+  return NULL;
+}
+
+/* Whether layer `ly` (of a model expanded from `tf`, or NULL) differs from what its kind
+ * was measured for: its parameters, FLOPs or element size. */
+static int shape_differs(const hp_profile_kind *k, const hp_layer *ly,
+                         const struct hp_transformer *tf)
+{
+  int bytes = tf ? hp_dtype_bytes(tf->dtype) : 0;
+  return (k->params >= 0 && !same_figure(k->params, ly->params)) ||
+         (k->flops >= 0 && !same_figure(k->flops, ly->flops)) ||
+         (k->dtype_bytes > 0 && bytes > 0 && k->dtype_bytes != bytes);
+}
+
+/* Appends " name A vs B" for a transformer size both sides know and disagree on. */
+static void size_diff(char *buf, size_t cap, const char *name, int prof, int model)
+{
+  size_t len = strlen(buf);
+  if (prof > 0 && model > 0 && prof != model && len + 48 < cap)
+    snprintf(buf + len, cap - len, "%s%s %d vs %d", len ? ", " : "", name, prof, model);
+}
+
+/* What differs between kind record `k` and layer `ly`, into buf: "kind 'block' was timed
+ * at P parameters and F FLOP per sample, the model's has P' and F' (hidden 4096 vs
+ * 8192, ...)". */
+static void describe_difference(char *buf, size_t cap, const hp_profile_kind *k,
+                                const hp_layer *ly, const struct hp_transformer *tf)
+{
+  char sizes[192] = "", fig[96] = "", mfig[96] = "";
+  if (tf) {
+    int kv = tf->kv_heads > 0 ? tf->kv_heads : tf->heads;
+    size_diff(sizes, sizeof sizes, "hidden", k->hidden, tf->hidden);
+    size_diff(sizes, sizeof sizes, "heads", k->heads, tf->heads);
+    size_diff(sizes, sizeof sizes, "kv_heads", k->kv_heads, kv);
+    size_diff(sizes, sizeof sizes, "ffn", k->ffn, hp_transformer_ffn(tf));
+    size_diff(sizes, sizeof sizes, "seq", k->seq, tf->seq);
+    size_diff(sizes, sizeof sizes, "element bytes", k->dtype_bytes, hp_dtype_bytes(tf->dtype));
+  }
+  if (k->params >= 0 && k->flops >= 0) {
+    snprintf(fig, sizeof fig, "%.4g parameters and %.4g FLOP per sample", k->params, k->flops);
+    snprintf(mfig, sizeof mfig, "%.4g and %.4g", ly->params, ly->flops);
+  } else if (k->params >= 0) {
+    snprintf(fig, sizeof fig, "%.4g parameters", k->params);
+    snprintf(mfig, sizeof mfig, "%.4g", ly->params);
+  } else if (k->flops >= 0) {
+    snprintf(fig, sizeof fig, "%.4g FLOP per sample", k->flops);
+    snprintf(mfig, sizeof mfig, "%.4g", ly->flops);
+  }
+  if (fig[0])
+    snprintf(buf, cap, "kind '%s' was timed at %s, the model's layer '%s' has %s%s%s%s",
+             k->kind, fig, ly->name, mfig, sizes[0] ? " (" : "", sizes, sizes[0] ? ")" : "");
+  else
+    snprintf(buf, cap, "kind '%s' was timed in %d-byte elements, the model's layer '%s' "
+             "trains in %d-byte ones", k->kind, k->dtype_bytes, ly->name,
+             tf ? hp_dtype_bytes(tf->dtype) : 0);
+}
+
+/* The profile's shape records against the model's layers: a kind the problem uses
+ * (some layer_times entry on one of the cluster's types at a tp a node holds) whose
+ * record differs from one of the model's layers of that kind makes the profile one of
+ * another model. Refused, or with job.accept_profile_mismatch a warning. */
+static hp_err check_profile_shape(const hp_problem *p, hp_diag *d)
+{
+  const hp_profile *pr = p->profile;
+  const hp_model *m = p->model;
+  int *bad = NULL, *used = NULL, n_bad = 0, worst = -1;
+  double *weight = NULL;
+  char what[400], others[160] = "";
+  hp_err err = HP_OK;
+
+  if (!pr || pr->n_kinds == 0 || pr->n_measures == 0) return HP_OK;
+  bad = hp__calloc((size_t)pr->n_kinds, sizeof *bad);
+  used = hp__calloc((size_t)pr->n_kinds, sizeof *used);
+  weight = hp__calloc((size_t)pr->n_kinds, sizeof *weight);
+  if (!bad || !used || !weight) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  for (int i = 0; i < pr->n_measures; i++) {
+    const hp_measure *ms = &pr->measures[i];
+    const hp_profile_kind *k;
+    if (ms->type >= 0 && ms->tp <= p->max_tp && (k = find_kind(pr, ms->kind)))
+      used[k - pr->kinds] = 1;
+  }
+  for (int i = 0; i < pr->n_kinds; i++) bad[i] = -1;
+  for (int l = 0; l < m->n_layers; l++) {
+    const hp_profile_kind *k = find_kind(pr, m->layers[l].kind);
+    int i;
+    if (!k || !used[i = (int)(k - pr->kinds)]) continue;
+    weight[i] += m->layers[l].flops + m->layers[l].params;
+    if (bad[i] < 0 && shape_differs(k, &m->layers[l], m->transformer)) {
+      bad[i] = l;
+      n_bad++;
+    }
+  }
+  if (n_bad == 0) goto done;
+  for (int i = 0; i < pr->n_kinds; i++)   /* the one that weighs most is named in full */
+    if (bad[i] >= 0 && (worst < 0 || weight[i] > weight[worst])) worst = i;
+  describe_difference(what, sizeof what, &pr->kinds[worst], &m->layers[bad[worst]],
+                      m->transformer);
+  for (int i = 0, shown = 0; i < pr->n_kinds; i++) {
+    size_t len = strlen(others);
+    if (bad[i] < 0 || i == worst) continue;
+    if (shown == 3) {
+      snprintf(others + len, sizeof others - len, " and %d more", n_bad - 1 - shown);
+      break;
+    }
+    if (len + strlen(pr->kinds[i].kind) + 24 < sizeof others)
+      snprintf(others + len, sizeof others - len, "%s'%s'", shown ? ", " : "; so do ",
+               pr->kinds[i].kind);
+    shown++;
+  }
+  if (p->job.accept_profile_mismatch)
+    hp_warn(d, "profile '%s'%s%s%s is used for model '%s' though its shapes differ "
+            "(accept_profile_mismatch): %s%s; no time below the FLOPs at peak", pr->name,
+            pr->model ? " (measured for model '" : "", pr->model ? pr->model : "",
+            pr->model ? "')" : "", m->name, what, others);
+  else
+    err = hp_fail(d, HP_INVAL, "profile '%s'%s%s%s does not fit model '%s': %s%s: profile "
+                  "this model (hetplan-profile --model), or accept the difference knowingly "
+                  "(--accept-profile-mismatch, or \"accept_profile_mismatch\": true in the job file)", pr->name,
+                  pr->model ? " (measured for model '" : "", pr->model ? pr->model : "",
+                  pr->model ? "')" : "", m->name, what, others);
+done:
+  free(bad);
+  free(used);
+  free(weight);
+  return err;
+}
+
+/* Every measured time of a group (kind, type, tp), entries order[from..to), against the
+ * least time its layers' FLOPs take at the type's peak: F mbs / (t_l peak), F the FLOPs
+ * the kind was measured for (its shape record), else the largest of the model's layers
+ * of the kind. A faster measurement claims more than the hardware does. */
+static hp_err check_peak(const hp_problem *p, const keyed *order, int from, int to, hp_diag *d)
+{
+  const hp_profile *pr = p->profile;
+  const hp_model *m = p->model;
+  const hp_measure *a = order[from].m;
+  const hp_devtype *ty = &p->cluster->types[a->type];
+  const hp_profile_kind *k = find_kind(pr, a->kind);
+  double per_rank = 0;   /* largest F / t_l of the kind's layers */
+  for (int l = 0; l < m->n_layers; l++) {
+    const hp_layer *ly = &m->layers[l];
+    double f;
+    if (strcmp(ly->kind, a->kind)) continue;
+    f = (k && k->flops >= 0 ? k->flops : ly->flops) / (ly->splittable ? a->tp : 1);
+    if (f > per_rank) per_rank = f;
+  }
+  for (int q = from; q < to; q++) {
+    const hp_measure *e = order[q].m;
+    double least = per_rank * e->mbs / ty->peak;
+    /* 1e-5: hetplan-profile writes times to 6 significant digits */
+    if (e->seconds < least * (1 - 1e-5))
+      return hp_fail(d, HP_INVAL, "profile '%s': layer_times[%d]: kind '%s' on '%s' at tp %d, "
+                     "mbs %d takes %.6g s, less than the %.6g s its %.4g FLOP per GPU take at "
+                     "the type's peak of %.4g TFLOPS (cluster '%s'): no GPU is faster than its "
+                     "peak; re-measure the layer, or correct the type's tflops", pr->name,
+                     order[q].pos, e->kind, ty->name, e->tp, e->mbs, e->seconds, least,
+                     per_rank * e->mbs, ty->peak / 1e12, p->cluster->name);
+  }
+  return HP_OK;
+}
+
 static hp_err build_series(hp_problem *p, hp_diag *d)
 {
   const hp_profile *pr = p->profile;
@@ -188,6 +365,7 @@ static hp_err build_series(hp_problem *p, hp_diag *d)
     order[n_use++].pos = i;
   }
   if ((err = check_profile_matches(p, d))) goto done;
+  if ((err = check_profile_shape(p, d))) goto done;
   qsort(order, (size_t)n_use, sizeof *order, cmp_measure);
 
   for (int i = 0; i < n_use; i++)
@@ -202,6 +380,7 @@ static hp_err build_series(hp_problem *p, hp_diag *d)
       int end = i;
       hp_series *sr = &p->series_store[++g];
       while (end < n_use && same_group(order[end].m, a)) end++;
+      if ((err = check_peak(p, order, i, end, d))) goto done;
       sr->mbs = hp__calloc((size_t)(end - i), sizeof *sr->mbs);
       sr->seconds = hp__calloc((size_t)(end - i), sizeof *sr->seconds);
       if (!sr->mbs || !sr->seconds) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }

@@ -34,6 +34,13 @@ const char *hp_dtype_name(hp_dtype t)
 
 int hp_dtype_bytes(hp_dtype t) { return t == HP_DTYPE_FP32 ? 4 : 2; }
 
+int hp_transformer_ffn(const hp_transformer *t)
+{
+  if (t->ffn > 0) return t->ffn;
+  if (t->family == HP_TF_GPT) return 4 * t->hidden;
+  return (int)(256 * ((8 * (long)t->hidden / 3 + 255) / 256));
+}
+
 static hp_err set_layer(hp_layer *ly, const char *name, const char *kind)
 {
   ly->name = hp__strdup(name);
@@ -79,9 +86,7 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   if (pos > 0 && pos < s)
     return hp_fail(d, HP_INVAL, "transformer.seq: %d exceeds the %g learned positions: a "
                    "sequence can be at most that long", t->seq, pos);
-  if (t->ffn > 0) f = t->ffn;
-  else if (gpt) f = 4 * h;
-  else f = 256.0 * (double)((8 * (long)t->hidden / 3 + 255) / 256);
+  f = hp_transformer_ffn(t);
 
   L = hp__calloc((size_t)n, sizeof *L);
   if (!L) return hp_fail(d, HP_NOMEM, "out of memory for %d layers", n);

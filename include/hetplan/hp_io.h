@@ -13,8 +13,8 @@ hp_err hp_model_load(const char *path, hp_model **out, hp_diag *d);
 hp_err hp_cluster_load(const char *path, hp_cluster **out, hp_diag *d);
 hp_err hp_profile_load(const char *path, hp_profile **out, hp_diag *d);
 
-/* Reads {"gbs": N, "schedule": "1f1b"|"gpipe"} into `job`; keys absent from the file
- * leave `job` as it was. */
+/* Reads {"gbs": N, "schedule": "1f1b"|"gpipe", "accept_profile_mismatch": true|false}
+ * into `job`; keys absent from the file leave `job` as it was. */
 hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d);
 
 /* Reads a plan for `prob` (shape and ranges checked here, the rest by

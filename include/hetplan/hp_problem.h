@@ -86,10 +86,25 @@ typedef struct hp_measure {
   double seconds;
 } hp_measure;
 
+/* What a layer kind was measured for (the profile's "kinds", written by hetplan-profile):
+ * the shape of the layer it timed. Absent figures are -1 (params, flops) or 0 (the
+ * transformer's sizes, dtype_bytes). hp_problem_create compares params and flops with the
+ * model's layers of the kind (formats.md "Profile"). */
+typedef struct hp_profile_kind {
+  char *kind;
+  double params;          /* P_l of the layer timed, -1 if not recorded */
+  double flops;           /* F_l, forward+backward per sample, -1 if not recorded */
+  int hidden, heads, kv_heads, ffn, seq;   /* the transformer's, 0 if not recorded */
+  int dtype_bytes;        /* element size it was timed in: 2 (bf16, fp16), 4 (fp32), 0 */
+} hp_profile_kind;
+
 typedef struct hp_profile {
   char *name;             /* the file name given to the loader, for messages */
   int n_measures;
   hp_measure *measures;   /* in file order; of duplicates the last wins */
+  char *model;            /* the model it was measured for (informative), NULL if unsaid */
+  int n_kinds;
+  hp_profile_kind *kinds; /* sorted by kind; none in a profile without shape records */
   int n_devices;          /* size of the matrix below, 0 if none */
   double *dev_bw;         /* [n_devices^2] symmetric (min of both directions), bytes/s */
   double *dev_lat;        /* [n_devices^2] symmetric (max of both directions), seconds */
@@ -115,6 +130,9 @@ typedef enum { HP_1F1B = 0, HP_GPIPE = 1 } hp_schedule;
 typedef struct hp_job {
   long gbs;               /* global batch size, samples, 1..HP_MAX_GBS */
   hp_schedule schedule;
+  int accept_profile_mismatch;  /* 1: a profile whose kinds were measured for other layer
+                                 * shapes than the model's is used, with a warning, instead
+                                 * of refused (the job file's "accept_profile_mismatch") */
 } hp_job;
 
 typedef struct hp_series hp_series;  /* measured points of one (kind, type, tp) */
@@ -159,7 +177,11 @@ hp_err hp_cluster_finish(hp_cluster *c, double inter_bw, double inter_lat, hp_di
  * (matrix size; unknown device types warn and are ignored) and against the model: a
  * profile with layer_times none of which is for one of the model's layer kinds on one
  * of the cluster's device types is an error (HP_INVAL) that names the file and says
- * what does not match. How much of the problem the profile covers: hp_coverage.h.
+ * what does not match. So is a profile whose shape record of a kind (params, FLOPs,
+ * element size) differs from the model's layers of that kind, unless
+ * job.accept_profile_mismatch (then a warning through d->warn), and a measured layer
+ * time below what the layer's FLOPs take at the device type's peak (F mbs / (t_l peak)).
+ * How much of the problem the profile covers: hp_coverage.h.
  * Applies the cluster's memory margin: each type's usable capacity `mem` becomes
  * mem_total * (1 - mem_margin), the one place the margin enters, so that the evaluator
  * and every solver see it alike. */

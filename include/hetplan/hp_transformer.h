@@ -50,6 +50,10 @@ const char *hp_dtype_name(hp_dtype t);
 /* Bytes of an element: 2, or 4 for fp32. */
 int hp_dtype_bytes(hp_dtype t);
 
+/* The MLP's inner size: `ffn`, or the family's default when 0 (gpt 4h, llama the
+ * 256-rounded 8h/3). */
+int hp_transformer_ffn(const hp_transformer *t);
+
 /* Replaces m->layers by the expansion of `t` (m->input_bytes is set to the token ids,
  * 8 bytes per position; m->tied_params to the head's size when tied). Checks the sizes
  * (positive, heads dividing hidden unless head_dim is given, kv_heads dividing heads,

@@ -129,7 +129,10 @@ def transgan_amp():
         "input_bytes": 2 * latent, "layers": layers}
 
 
-def profile(model, names, data):
+def profile(model, m, file, data):
+    """AMP's times for the layers of hetplan model `m` (each layer its own kind), with the
+    shape each kind was measured for: the layer's parameters and FLOPs (formats.md)."""
+    names = [l["name"] for l in m["layers"]]
     times = []
     for p in data["profiles"]:
         if p["model"] != model:
@@ -142,6 +145,11 @@ def profile(model, names, data):
         "version": 1,
         "source": data["source"] + "; " + data["what"] + ". seconds = 3 x AMP's measured forward "
                   "time (AMP's own forward+backward model); G4 = T4, P3 = V100.",
+        "notes": "kinds: the parameters and FLOPs per sample of the layers of models/" + file +
+                 ", the modules AMP measured; hetplan refuses this profile for a model whose "
+                 "layers of these kinds differ (formats.md).",
+        "model": m["name"],
+        "kinds": {l["name"]: {"params": l["params"], "flops": l["flops"]} for l in m["layers"]},
         "device_types": sorted({t["type"] for t in times}),
         "layer_times": times}
 
@@ -203,9 +211,9 @@ def main():
     g = gpt2_amp()
     t = transgan_amp()
     write("gpt2-amp.json", g)
-    write("gpt2-amp.profile.json", profile("gpt2", [l["name"] for l in g["layers"]], amp))
+    write("gpt2-amp.profile.json", profile("gpt2", g, "gpt2-amp.json", amp))
     write("transgan-amp.json", t)
-    write("transgan-amp.profile.json", profile("transgan", [l["name"] for l in t["layers"]], amp))
+    write("transgan-amp.profile.json", profile("transgan", t, "transgan-amp.json", amp))
     write("pipette-real-16x8-a100.json", pipette_real(bw))
     write("osdp-inconsistent-48.json", osdp_inconsistent())
 

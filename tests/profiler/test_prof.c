@@ -367,7 +367,7 @@ TEST(profile_file_reads_back_and_binds_to_its_model)
   hp_model *m = NULL;
   hp_problem *p = NULL;
   hp_diag d = {0};
-  hp_job job = { 8, HP_1F1B };
+  hp_job job = { .gbs = 8, .schedule = HP_1F1B };
   char *ptext, *ctext;
   fill_run(&r, hosts, bw, lat);
   memset(pts, 0, sizeof pts);
@@ -412,6 +412,59 @@ TEST(profile_file_reads_back_and_binds_to_its_model)
   CHECK(hp_layer_time_profiled(p, 1, 0, 2));
   CHECK_NEAR(hp_layer_time(p, 1, 0, 2, 2, 1e11, 0), 0.021, 1e-12);
   hp_problem_destroy(&p);
+  free(ptext);
+  free(ctext);
+}
+
+/* The profile records what it measured for (issue 23): the model, each timed kind's
+ * shape, the GPU of each type; hetplan binds it to that model and refuses it for another
+ * (Llama-2-7B's block times for Llama-2-70B's blocks), naming the difference. */
+TEST(profile_file_records_the_shape_it_measured_and_refuses_another_model)
+{
+  prof_run r;
+  prof_host hosts[2];
+  double bw[16], lat[16];
+  prof_point pt;
+  hp_profile *pr = NULL, *pr2 = NULL;
+  hp_cluster *c = NULL, *c2 = NULL;
+  hp_model *m7 = load_model("models/llama2-7b.json");
+  hp_problem *p = NULL;
+  hp_diag d = {0};
+  hp_job job = { .gbs = 8, .schedule = HP_1F1B };
+  char *ptext, *ctext;
+  fill_run(&r, hosts, bw, lat);
+  snprintf(r.types[0].gpu, sizeof r.types[0].gpu, "NVIDIA H100 80GB HBM3");
+  r.types[0].bf16 = 1;
+  memset(&pt, 0, sizeof pt);
+  snprintf(pt.kind, sizeof pt.kind, "block");
+  pt.tp = 1;
+  pt.mbs = 1;
+  pt.seconds = pt.compute_seconds = 0.0123;
+  r.points = &pt;
+  r.n_points = 1;
+  r.model = m7;
+  ptext = prof_profile_json(&r);
+  ctext = prof_cluster_json(&r);
+  CHECK(ptext && ctext);
+  CHECK_CONTAINS(ptext, "\"model\":\t\"llama2-7b\"");
+  CHECK_CONTAINS(ptext, "\"params\":\t202383360");
+  CHECK_CONTAINS(ptext, "\"ffn\":\t11008");
+  CHECK_CONTAINS(ptext, "\"name\":\t\"NVIDIA H100 80GB HBM3\"");
+  CHECK(strstr(ptext, "\"embed\":") == NULL);   /* only kinds timed are recorded */
+  CHECK(hp_profile_parse(ptext, "p.json", &pr, &d) == HP_OK);
+  CHECK(hp_profile_parse(ptext, "p.json", &pr2, &d) == HP_OK);
+  CHECK_INT(pr->n_kinds, 1);
+  CHECK(!strcmp(pr->model, "llama2-7b"));
+  CHECK_INT(pr->kinds[0].hidden, 4096);
+  CHECK_INT(pr->kinds[0].dtype_bytes, 2);
+  CHECK(hp_cluster_parse(ctext, "c.json", &c, &d) == HP_OK);
+  CHECK(hp_cluster_parse(ctext, "c.json", &c2, &d) == HP_OK);
+  CHECK(hp_problem_create(&p, m7, c, pr, job, &d) == HP_OK);
+  hp_problem_destroy(&p);
+  CHECK(hp_problem_create(&p, load_model("models/llama2-70b.json"), c2, pr2, job, &d) == HP_INVAL);
+  CHECK_CONTAINS(d.msg, "(measured for model 'llama2-7b') does not fit model 'llama2-70b': "
+                 "kind 'block' was timed at 2.024e+08 parameters");
+  CHECK_CONTAINS(d.msg, "hidden 4096 vs 8192");
   free(ptext);
   free(ctext);
 }

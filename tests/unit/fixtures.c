@@ -34,7 +34,7 @@ hp_problem *fx_problem(const char *model, const char *cluster, const char *profi
   hp_cluster *c = NULL;
   hp_profile *pr = NULL;
   hp_problem *p = NULL;
-  hp_job job = { gbs, sched };
+  hp_job job = { .gbs = gbs, .schedule = sched };
   if (hp_model_parse(model, "model", &m, &d)) die("model", &d);
   if (hp_cluster_parse(cluster, "cluster", &c, &d)) die("cluster", &d);
   if (profile && hp_profile_parse(profile, "profile", &pr, &d)) die("profile", &d);
@@ -49,7 +49,7 @@ hp_problem *fx_load(const char *model, const char *cluster, const char *profile,
   hp_cluster *c = NULL;
   hp_profile *pr = NULL;
   hp_problem *p = NULL;
-  hp_job job = { gbs, HP_1F1B };
+  hp_job job = { .gbs = gbs, .schedule = HP_1F1B };
   if (hp_model_load(model, &m, &d)) die("model", &d);
   if (hp_cluster_load(cluster, &c, &d)) die("cluster", &d);
   if (profile && hp_profile_load(profile, &pr, &d)) die("profile", &d);

@@ -225,7 +225,7 @@ static const char *bind_error(const char *model, const char *cluster, const char
   hp_cluster *c = NULL;
   hp_profile *pr = NULL;
   hp_problem *p = NULL;
-  hp_job job = { 8, HP_1F1B };
+  hp_job job = { .gbs = 8, .schedule = HP_1F1B };
   msg[0] = '\0';
   if (hp_model_parse(model, "m.json", &m, &d) || hp_cluster_parse(cluster, "c.json", &c, &d) ||
       hp_profile_parse(profile, "p.json", &pr, &d))
@@ -276,7 +276,7 @@ TEST(gpt2_with_transgans_profile_is_refused)
   hp_cluster *c = NULL;
   hp_profile *pr = NULL;
   hp_problem *p = NULL;
-  hp_job job = { 32, HP_1F1B };
+  hp_job job = { .gbs = 32, .schedule = HP_1F1B };
   CHECK(hp_model_load("models/gpt2-amp.json", &m, &d) == HP_OK);
   CHECK(hp_cluster_load("models/amp-hetero.json", &c, &d) == HP_OK);
   CHECK(hp_profile_load("models/transgan-amp.profile.json", &pr, &d) == HP_OK);

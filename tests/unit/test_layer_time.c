@@ -1,17 +1,29 @@
 /* test_layer_time.c -- profiled layer times: interpolation and extrapolation in the
- * micro-batch size, clamping, duplicates, the single-point rules (cost-model.md 1,
- * 7.4, 7.10) and the analytic fallback. */
+ * micro-batch size, clamping (at zero, then at the peak), duplicates, the single-point
+ * rules (cost-model.md 1, 7.4, 7.10) and the analytic fallback. */
 #include "harness.h"
 #include "fixtures.h"
 
 #define REL 1e-12
+
+/* The tiny cluster with peaks 1000 times higher at a thousandth of the efficiency: the
+ * same analytic times (fast 5e13, slow 2e13 FLOP/s achieved), and room under the peaks
+ * for the hand-made times below (a measured time faster than the peak is refused). */
+static const char cluster[] =
+  "{ \"name\": \"tiny-2x2\", \"device_types\": {"
+  "    \"fast\": { \"mem_gib\": 1, \"reserved_gib\": 0.25, \"tflops\": 1e5, \"efficiency\": 5e-4 },"
+  "    \"slow\": { \"mem_gib\": 1, \"tflops\": 4e4, \"efficiency\": 5e-4 } },"
+  "  \"nodes\": ["
+  "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+  "    { \"name\": \"b\", \"type\": \"slow\", \"gpus\": 2, \"intra_gbps\": 400, \"intra_lat_us\": 4 } ],"
+  "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
 
 /* Layer kinds of the tiny model: "embed" (l = 0), "block" (l = 1, 2; C = 2e6), "head". */
 static hp_problem *with_profile(const char *times)
 {
   char prof[2048];
   snprintf(prof, sizeof prof, "{ \"layer_times\": [ %s ] }", times);
-  return fx_problem(fx_tiny_model, fx_tiny_cluster, prof, 8, HP_1F1B);
+  return fx_problem(fx_tiny_model, cluster, prof, 8, HP_1F1B);
 }
 
 TEST(layer_time_interpolates_between_and_extrapolates_outside_measured_mbs)
@@ -33,13 +45,13 @@ TEST(layer_time_interpolates_between_and_extrapolates_outside_measured_mbs)
   hp_problem_destroy(&p);
 }
 
-TEST(layer_time_extrapolation_is_clamped_at_zero)
+TEST(layer_time_extrapolation_is_clamped_at_zero_then_raised_to_the_peak)
 {
   hp_problem *p = with_profile(
     "{ \"kind\": \"head\", \"type\": \"slow\", \"tp\": 1, \"mbs\": 2, \"seconds\": 0.010 },"
     "{ \"kind\": \"head\", \"type\": \"slow\", \"tp\": 1, \"mbs\": 3, \"seconds\": 0.030 }");
-  /* 0.010 - 0.020 * (2 - 1) < 0 */
-  CHECK_NEAR(hp_layer_time(p, 3, 1, 1, 1, 0, 0), 0.0, REL);
+  /* 0.010 - 0.020 * (2 - 1) < 0: zero, below what head's 2e12 FLOP take at 4e16 FLOP/s */
+  CHECK_NEAR(hp_layer_time(p, 3, 1, 1, 1, 0, 0), 2e12 / 4e16, REL);
   hp_problem_destroy(&p);
 }
 

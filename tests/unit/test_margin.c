@@ -103,7 +103,7 @@ TEST(margin_errors_name_the_key)
     hp_model *m = NULL;
     hp_cluster *c = NULL;
     hp_problem *p = NULL;
-    hp_job job = { 8, HP_1F1B };
+    hp_job job = { .gbs = 8, .schedule = HP_1F1B };
     CHECK(hp_model_parse(fx_tiny_model, "m.json", &m, &d) == HP_OK);
     CHECK(hp_cluster_parse(cluster_with_margin(0.8), "c.json", &c, &d) == HP_OK);
     CHECK(hp_problem_create(&p, m, c, NULL, job, &d) == HP_INVAL);
