@@ -277,8 +277,8 @@ static hp_err check_profile_shape(const hp_problem *p, hp_diag *d)
             pr->model ? "')" : "", m->name, what, others);
   else
     err = hp_fail(d, HP_INVAL, "profile '%s'%s%s%s does not fit model '%s': %s%s: profile "
-                  "this model (hetplan-profile --model), or accept the difference knowingly "
-                  "(--accept-profile-mismatch, or \"accept_profile_mismatch\": true in the job file)", pr->name,
+                  "this model (hetplan-profile --model) or take it knowingly "
+                  "(--accept-profile-mismatch; job key \"accept_profile_mismatch\": true)", pr->name,
                   pr->model ? " (measured for model '" : "", pr->model ? pr->model : "",
                   pr->model ? "')" : "", m->name, what, others);
 done:

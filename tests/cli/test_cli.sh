@@ -269,6 +269,13 @@ expect expand_repeat 0 '"name":	"block.1"' -- $H expand --model $T/model.json
 expect expand_transformer 0 '"name":	"final_norm"' -- $H expand --model models/llama2-7b.json
 expect describe 0 "4 devices" -- $H describe --cluster $T/cluster.json --model $T/model.json
 
+# --- a profile of other shapes (issue 23): refused with the difference named, taken knowingly
+# with the flag (then no plan fits one H100 for 70B: exit 6, not 3)
+MISM=(--model models/llama2-70b.json --cluster models/h100-1gpu.cluster.json --profile models/llama2-7b.h100.profile.json --gbs 8 --solver megatron)
+expect profile_mismatch_refused 3 "hidden 4096 vs 8192, heads 32 vs 64" -- $H plan "${MISM[@]}"
+expect profile_mismatch_names_the_flag 3 "(--accept-profile-mismatch; job key" -- $H plan "${MISM[@]}"
+expect profile_mismatch_accepted_knowingly 6 "though its shapes differ (accept_profile_mismatch)" -- $H plan "${MISM[@]}" --accept-profile-mismatch
+
 # --- profile coverage (counts worked out in tests/unit/test_coverage.c)
 TP=(--profile $T/profile.json)
 expect coverage_describe_space 0 "profile coverage of the search space at gbs 8: 48 cells (layer kind x device type x tp x mbs): 4 measured, 8 derived, 36 estimated" \
