@@ -293,8 +293,8 @@ static int tp_comm_time(const opts *o, const prof_coll *c, int nc, const prof_la
   }
   if (o->tp_gbps > 0) {
     int t_ = ly->tp;
-    *t = ly->n_allreduce * (2.0 * (t_ - 1) / t_ * ly->allreduce_bytes / (o->tp_gbps * 1e9 / 8)
-                            + 2.0 * (t_ - 1) * o->tp_lat_us * 1e-6);
+    *t = ly->n_allreduce * (hp_cost_ring_allreduce(t_) * ly->allreduce_bytes / (o->tp_gbps * 1e9 / 8)
+                            + hp_cost_ring_latency(t_, o->tp_lat_us) * 1e-6);
     return 0;
   }
   return -1;

@@ -1,5 +1,6 @@
 /* prof_stats.c -- medians, the latency + size / bandwidth fit (also the fixed +
- * per-sample fit of layer times) and nccl-tests' bus-bandwidth factors. */
+ * per-sample fit of layer times) and nccl-tests' bus-bandwidth factors (the ring
+ * factors of the cost tables, hp_cost.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,8 +52,8 @@ int prof_fit_line(const double *x, const double *y, int n, double *a, double *b)
 double prof_bus_factor(const char *op, int n)
 {
   if (n < 1) return 0;
-  if (!strcmp(op, "allreduce")) return 2.0 * (n - 1) / n;
-  if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter")) return (double)(n - 1) / n;
+  if (!strcmp(op, "allreduce")) return hp_cost_ring_allreduce(n);
+  if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter")) return hp_cost_ring_share(n);
   if (!strcmp(op, "sendrecv")) return 1;
   return 0;
 }
