@@ -73,7 +73,7 @@ $(BUILD)/cli/team.o: CPPFLAGS += -DHP_HAVE_MPI
 else
 TOOL_LD    := $(CC)
 endif
-PROF_PURE  := $(addprefix profiler/,prof_ops.c prof_stats.c prof_schedule.c prof_device.c prof_write.c)
+PROF_PURE  := $(addprefix profiler/,prof_args.c prof_ops.c prof_stats.c prof_schedule.c prof_device.c prof_write.c)
 PROF_MPI   := $(addprefix profiler/,prof_main.c prof_hosts.c prof_matrix.c)
 ifeq ($(HAVE_CUDA),1)
 PROF_MPI   += profiler/prof_gpu.c profiler/prof_nccl.c

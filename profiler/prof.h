@@ -1,18 +1,41 @@
-/* prof.h -- the parts of hetplan-profile (docs/profiler.md): layer op lists, statistics
- * and fits, the pair schedule of the bandwidth matrix, device names, the JSON writers
- * (all plain C, tested without MPI or a GPU), and the interfaces of the MPI, CUDA and
- * NCCL parts. Only prof_main.c prints. */
+/* prof.h -- the parts of hetplan-profile (docs/profiler.md): the command line, layer op
+ * lists, statistics and fits, the pair schedule of the bandwidth matrix, device names,
+ * the JSON writers (all plain C, tested without MPI or a GPU), and the interfaces of the
+ * MPI, CUDA and NCCL parts. Only prof_main.c prints. */
 #ifndef HP_PROF_H
 #define HP_PROF_H
 
 #include <stddef.h>
 
 #include "hetplan/hetplan.h"
+#include "hetplan/hp_cost.h"   /* the ring collectives' factors, as the planner has them */
 #include "prof_ops.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- The command line (prof_args.c) -------------------------------------------------- */
+
+#define PROF_GIB 1073741824.0
+#define PROF_MAX_LIST 32     /* entries of --tp and --mbs */
+
+typedef struct prof_opts {
+  const char *model, *cluster_out, *profile_out, *name, *type;
+  int mpi_only, no_nccl, no_layers, help;
+  int tps[PROF_MAX_LIST], n_tps, mbs[PROF_MAX_LIST], n_mbs;   /* n 0: not given */
+  int max_mbs, warmup, reps, matrix_iters, lat_iters, nccl_iters, simulate_hosts;
+  long matrix_bytes;
+  double nccl_min, nccl_max, tp_gbps, tp_lat_us;
+  double mem_gib, reserved_gib, tflops, efficiency;   /* < 0: not given */
+} prof_opts;
+
+/* The usage text of --help. */
+extern const char prof_help[];
+
+/* Reads the flags after argv[0] into o, the defaults first (--help sets o->help and the
+ * rest is still read). Returns 0, or 2 (the usage exit code) with the message in err. */
+int prof_parse_args(int argc, char **argv, prof_opts *o, char *err, size_t n);
 
 /* ---- Layer op lists (prof_ops.c; the types are in prof_ops.h) ----------------------- */
 
@@ -136,6 +159,15 @@ typedef struct prof_run {
   prof_coll_fit *coll_fits;
   const hp_model *model;        /* the model whose layers were timed (borrowed), or NULL */
 } prof_run;
+
+/* The fit of the points of `op` on `ranks` ranks among c[0..nc-1] (the first 64):
+ * latency and nccl-tests' bus bandwidth (prof_stats.c). Returns 0, or -1 if they do not
+ * fit (prof_fit_line). */
+int prof_fit_collective(const prof_coll *c, int nc, const char *op, int ranks, prof_coll_fit *f);
+/* Fixed + per-sample fits of each (kind, type, tp) of r's points with two or more mbs,
+ * in the order of their first point, into r->fits (malloc'd) and r->n_fits
+ * (prof_stats.c). Returns 0, or -1 out of memory. */
+int prof_fit_layers(prof_run *r);
 
 /* The cluster file (docs/formats.md): device types, one node per host, the default
  * intra-node figure (slowest pair inside the host) and inter-node figure (slowest pair

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontier.h"
 #include "search.h"
 
 void hp__dp_opts_init(hp_dp_opts *o)
@@ -22,15 +23,15 @@ void hp__dp_opts_init(hp_dp_opts *o)
   o->deadline = INFINITY;
 }
 
+/* A frontier point (frontier.h): its figures, then how it was reached. */
+enum { MT, Q, SUM };   /* max stage time, max sync, sum of stage and hand-off times */
 typedef struct point {
-  double mt, q, sum;   /* max stage time, max sync, sum of stage and hand-off times */
+  double fig[3];       /* [MT], [Q], [SUM] */
   int prev;            /* pool index of the point this one extends, -1 at the start */
   int start;           /* first layer of the stage this point added */
   int zfrom;           /* zdp 2: the stage's layers from zfrom on are sharded */
   unsigned char rec, zdp;   /* zdp: 0 none, 1 every layer, 2 a suffix (zfrom) */
 } point;
-
-typedef struct plist { int n, cap, *ix; } plist;
 
 typedef struct dp_ctx {
   const hp_problem *p;
@@ -48,10 +49,10 @@ typedef struct dp_ctx {
   double *gpre;         /* [L+1] prefix sums of grad_bytes P / t_l */
   double *spre;         /* [L+1] prefix sums of state_bytes P / t_l */
   double *rest;         /* [L+1] sum over l >= i of the fastest time of layer l anywhere */
-  /* the frontier */
-  point *pool;
-  long n_pool, cap_pool;
-  plist *f;             /* [(pp+1) * (L+1)] */
+  /* the frontiers */
+  hp_fpool pool;        /* of points */
+  hp_front *f;          /* [(pp+1) * (L+1)] */
+  hp_front_rule rule;   /* at max_frontier points the largest objective goes */
   double best;          /* incumbent objective, for pruning */
 } dp_ctx;
 
@@ -60,62 +61,34 @@ static double objective(const dp_ctx *c, double mt, double q, double sum)
   return hp_cost_replica(c->pl->gas, mt, sum, 0) + q;
 }
 
+static double point_objective(const dp_ctx *c, const point *x)
+{
+  return objective(c, x->fig[MT], x->fig[Q], x->fig[SUM]);
+}
+
+/* The frontiers' score (frontier.h): the objective of a point's figures. */
+static double score(const void *ctx, const double *fig)
+{
+  return objective(ctx, fig[MT], fig[Q], fig[SUM]);
+}
+
+static const point *at(const dp_ctx *c, int i) { return hp__fpool_at(&c->pool, i); }
+
 /* A lower bound on the objective of any completion of a point at state (s, i): the
  * remaining layers cost at least their fastest times, and the largest of the remaining
  * pp - s stages is at least their average. Hand-offs and syncs add nothing below. */
 static double lower_bound(const dp_ctx *c, const point *pt, int s, int i)
 {
-  double rest = c->rest[i], mt = pt->mt;
+  double rest = c->rest[i], mt = pt->fig[MT];
   if (s < c->pp && rest / (c->pp - s) > mt) mt = rest / (c->pp - s);
-  return objective(c, mt, pt->q, pt->sum + rest);
+  return objective(c, mt, pt->fig[Q], pt->fig[SUM] + rest);
 }
 
-static int push_point(dp_ctx *c, const point *pt)
+/* Inserts into a frontier unless dominated; drops the points it dominates, and past
+ * max_frontier the least promising point. */
+static hp_err insert(dp_ctx *c, hp_front *f, const point *pt)
 {
-  if (c->n_pool == c->cap_pool) {
-    long ncap = c->cap_pool ? c->cap_pool * 2 : 4096;
-    point *np = realloc(c->pool, (size_t)ncap * sizeof *np);
-    if (!np) return -1;
-    c->pool = np;
-    c->cap_pool = ncap;
-  }
-  c->pool[c->n_pool] = *pt;
-  return (int)c->n_pool++;
-}
-
-/* Inserts into a frontier unless dominated; drops the points it dominates. */
-static hp_err insert(dp_ctx *c, plist *f, const point *pt)
-{
-  int w = 0, id;
-  for (int i = 0; i < f->n; i++) {
-    const point *x = &c->pool[f->ix[i]];
-    if (x->mt <= pt->mt && x->q <= pt->q && x->sum <= pt->sum) return HP_OK;
-  }
-  for (int i = 0; i < f->n; i++) {
-    const point *x = &c->pool[f->ix[i]];
-    if (!(pt->mt <= x->mt && pt->q <= x->q && pt->sum <= x->sum)) f->ix[w++] = f->ix[i];
-  }
-  f->n = w;
-  if (c->o->max_frontier > 0 && f->n >= c->o->max_frontier) {   /* drop the least promising */
-    int worst = 0;
-    for (int i = 1; i < f->n; i++) {
-      const point *x = &c->pool[f->ix[i]], *y = &c->pool[f->ix[worst]];
-      if (objective(c, x->mt, x->q, x->sum) > objective(c, y->mt, y->q, y->sum)) worst = i;
-    }
-    const point *y = &c->pool[f->ix[worst]];
-    if (objective(c, pt->mt, pt->q, pt->sum) >= objective(c, y->mt, y->q, y->sum)) return HP_OK;
-    f->ix[worst] = f->ix[--f->n];
-  }
-  if ((id = push_point(c, pt)) < 0) return HP_NOMEM;
-  if (f->n == f->cap) {
-    int ncap = f->cap ? f->cap * 2 : 8;
-    int *nx = realloc(f->ix, (size_t)ncap * sizeof *nx);
-    if (!nx) return HP_NOMEM;
-    f->ix = nx;
-    f->cap = ncap;
-  }
-  f->ix[f->n++] = id;
-  return HP_OK;
+  return hp__front_insert(f, &c->pool, pt, &c->rule) < 0 ? HP_NOMEM : HP_OK;
 }
 
 /* Prefix sums of class k's layer times (or of the override, one class). */
@@ -248,13 +221,13 @@ static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_term
 static hp_err run_dp(dp_ctx *c, long *work)
 {
   int L = c->L, pp = c->pp;
-  point start = { 0, 0, 0, -1, 0, 0, 0, 0 };
+  point start = { { 0, 0, 0 }, -1, 0, 0, 0, 0 };
   hp_err err;
-  plist *f0 = &c->f[0];
+  hp_front *f0 = &c->f[0];
   if ((err = insert(c, f0, &start))) return err;
   for (int s = 0; s < pp; s++)
     for (int i = s; i <= L - (pp - s); i++) {
-      plist *from = &c->f[(size_t)s * (L + 1) + i];
+      hp_front *from = &c->f[(size_t)s * (L + 1) + i];
       hp_mem_terms mdp = {0}, mz = {0};
       if (from->n == 0) continue;
       if (hp__now() > c->o->deadline) return HP_LIMIT;
@@ -276,16 +249,17 @@ static hp_err run_dp(dp_ctx *c, long *work)
         for (int o = 1; o < nop; o++) if (ops[o].t < tleast) tleast = ops[o].t;
         if ((double)(c->pl->gas - 1) * tleast > c->best * (1 + 1e-12)) break;
         double e = s < pp - 1 ? c->emax[(size_t)s * L + j] : 0;
-        plist *to = &c->f[(size_t)(s + 1) * (L + 1) + j + 1];
+        hp_front *to = &c->f[(size_t)(s + 1) * (L + 1) + j + 1];
         for (int o = 0; o < nop; o++)
           for (int k = 0; k < from->n; k++) {
             int pi = from->ix[k];
-            const point *x = &c->pool[pi];
-            point np = { x->mt > ops[o].t ? x->mt : ops[o].t, x->q > ops[o].q ? x->q : ops[o].q,
-                         x->sum + ops[o].t + e, pi, i, ops[o].zfrom, ops[o].rec, ops[o].zdp };
+            const point *x = at(c, pi);
+            point np = { { x->fig[MT] > ops[o].t ? x->fig[MT] : ops[o].t,
+                           x->fig[Q] > ops[o].q ? x->fig[Q] : ops[o].q, x->fig[SUM] + ops[o].t + e },
+                         pi, i, ops[o].zfrom, ops[o].rec, ops[o].zdp };
             if (lower_bound(c, &np, s + 1, j + 1) > c->best * (1 + 1e-12)) continue;
             if (s == pp - 1) {
-              double ob = objective(c, np.mt, np.q, np.sum);
+              double ob = point_objective(c, &np);
               if (ob < c->best) c->best = ob;
             }
             if ((err = insert(c, to, &np))) return err;
@@ -327,7 +301,7 @@ static void release(dp_ctx *c)
   if (c->f)
     for (size_t i = 0; i < (size_t)(c->pp + 1) * (c->L + 1); i++) free(c->f[i].ix);
   free(c->f);
-  free(c->pool);
+  hp__fpool_release(&c->pool);
   free(c->nclass);
   free(c->sclass);
   free(c->pre);
@@ -351,6 +325,8 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
   c.L = prob->model->n_layers;
   c.pp = plan->pp;
   c.dp = plan->dp;
+  hp__fpool_init(&c.pool, sizeof(point), 4096, 0);
+  c.rule = (hp_front_rule){ o->max_frontier, HP_FRONT_DROP_WORST, score, &c };
   *found = 0;
   if (plan->pp > c.L) return HP_OK;
   if ((err = prepare(&c)) == HP_OK) {
@@ -360,19 +336,18 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
     if (err == HP_LIMIT) { release(&c); return HP_OK; }   /* past the deadline: nothing found */
   }
   if (err == HP_OK) {
-    const plist *fin = &c.f[(size_t)c.pp * (c.L + 1) + c.L];
+    const hp_front *fin = &c.f[(size_t)c.pp * (c.L + 1) + c.L];
     int bi = -1;
     double bo = INFINITY;
     for (int k = 0; k < fin->n; k++) {
-      const point *x = &c.pool[fin->ix[k]];
-      double ob = objective(&c, x->mt, x->q, x->sum);
+      double ob = point_objective(&c, at(&c, fin->ix[k]));
       if (ob < bo) { bo = ob; bi = fin->ix[k]; }
     }
     if (bi >= 0) {
       *found = 1;
       *objective_out = bo;
       for (int s = c.pp - 1, pi = bi; s >= 0; s--) {
-        const point *x = &c.pool[pi];
+        const point *x = at(&c, pi);
         plan->first[s] = x->start;
         plan->recompute[s] = x->rec;
         for (int l = x->start; l < (s == c.pp - 1 ? c.L : plan->first[s + 1]); l++)

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontier.h"
 #include "search.h"
 
 /* Transitions the exact state may try before it gives way to the Lagrangian bound (in
@@ -39,14 +40,14 @@
 /* Points a frontier keeps before it merges (a relaxation, never above the exact DP). */
 #define PAT_FRONTIER 64
 
+/* A frontier point (frontier.h): its figures, then how it was reached. */
+enum { FM, FS, FQ };   /* M, S and Q above */
 typedef struct ppoint {
-  double M, S, Q;
+  double fig[3];       /* [FM], [FS], [FQ] */
   int prev;            /* pool index of the point this one extends, -1 at the start */
   short start;         /* first layer of the stage this point added */
   unsigned char kind, rec;
 } ppoint;
-
-typedef struct pplist { int n, cap, *ix; } pplist;
 
 typedef struct pdp {
   const hp_problem *p;
@@ -61,81 +62,34 @@ typedef struct pdp {
   double *rest;          /* [L+1] sum over l >= i of the fastest class time */
   double ratio[HP_PATTERN_MAX_CLASSES];   /* max_l fastest(l) / time of class c (<= 1) */
   double *spre, *ppre, *gpre;   /* [L+1] prefix sums of states, gathered and gradient bytes */
-  ppoint *pool;
-  long n_pool, cap_pool;
-  pplist *cur, *nxt;     /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
+  hp_fpool pool;         /* of ppoints, at most PAT_MAX_POINTS */
+  hp_front *cur, *nxt;   /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
   size_t *tcur, *tnxt;   /* the frontiers of cur and nxt that hold points */
   size_t n_tcur, n_tnxt, cap_t;
   double cutoff;         /* compare priced values with it (cutoff + price of all groups) */
-  long work, max_points, max_work;  /* max_work: transitions this run may try (0: any) */
+  long work, max_work;   /* max_work: transitions this run may try (0: any) */
   int merged;            /* some frontier merged points: the bound is below the exact DP's */
   int stopped, overflow;
 } pdp;
 
-static double objective(const ppoint *x) { return x->M + x->S + x->Q; }
+/* M + S + Q, the bound of a point: the sum of its figures, the frontiers' score when
+ * they merge (frontier.h, a rule without a score). */
+static double objective(const ppoint *x) { return x->fig[FM] + x->fig[FS] + x->fig[FQ]; }
 
-static long push(pdp *c, const ppoint *pt)
-{
-  if (c->n_pool == c->cap_pool) {
-    long ncap = c->cap_pool ? c->cap_pool * 2 : 8192;
-    ppoint *np;
-    if (ncap > c->max_points) { c->overflow = 1; return -1; }
-    np = realloc(c->pool, (size_t)ncap * sizeof *np);
-    if (!np) return -2;
-    c->pool = np;
-    c->cap_pool = ncap;
-  }
-  c->pool[c->n_pool] = *pt;
-  return c->n_pool++;
-}
+static const ppoint *at(const pdp *c, long i) { return hp__fpool_at(&c->pool, i); }
 
 /* Inserts unless dominated; drops the points it dominates. A frontier at its cap takes
  * the new point merged into the existing point nearest it: their componentwise least
  * (M, S, Q), which every completion of either costs at least, so the bound holds (it
  * may only get lower); the merged point keeps the existing one's sequence, and the run
- * records that it merged. -1: overflow, -2: no memory. */
-static int insert(pdp *c, pplist *f, const ppoint *pt)
+ * records that it merged. -1: overflow (recorded), -2: no memory. */
+static int insert(pdp *c, hp_front *f, const ppoint *pt)
 {
-  int w = 0;
-  long id;
-  ppoint np = *pt;
-  for (int i = 0; i < f->n; i++) {
-    const ppoint *x = &c->pool[f->ix[i]];
-    if (x->M <= np.M && x->S <= np.S && x->Q <= np.Q) return 0;
-  }
-  if (f->n >= PAT_FRONTIER) {
-    int best = 0;
-    double lost = INFINITY;
-    for (int i = 0; i < f->n; i++) {          /* the merge that lowers the figures least */
-      const ppoint *x = &c->pool[f->ix[i]];
-      double m = fmin(x->M, np.M) + fmin(x->S, np.S) + fmin(x->Q, np.Q);
-      double v = fmax(objective(x), objective(&np)) - m;
-      if (v < lost) { lost = v; best = i; }
-    }
-    const ppoint *x = &c->pool[f->ix[best]];
-    ppoint merged = *x;
-    merged.M = fmin(x->M, np.M);
-    merged.S = fmin(x->S, np.S);
-    merged.Q = fmin(x->Q, np.Q);
-    np = merged;
-    f->ix[best] = f->ix[--f->n];              /* the merged point replaces it */
-    c->merged = 1;
-  }
-  for (int i = 0; i < f->n; i++) {
-    const ppoint *x = &c->pool[f->ix[i]];
-    if (!(np.M <= x->M && np.S <= x->S && np.Q <= x->Q)) f->ix[w++] = f->ix[i];
-  }
-  f->n = w;
-  if ((id = push(c, &np)) < 0) return (int)id;
-  if (f->n == f->cap) {
-    int ncap = f->cap ? f->cap * 2 : 4;
-    int *nx = realloc(f->ix, (size_t)ncap * sizeof *nx);
-    if (!nx) return -2;
-    f->ix = nx;
-    f->cap = ncap;
-  }
-  f->ix[f->n++] = (int)id;
-  return 0;
+  static const hp_front_rule rule = { PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL };
+  int r = hp__front_insert(f, &c->pool, pt, &rule);
+  if (r == HP_FRONT_MERGED) c->merged = 1;
+  if (r == -1) c->overflow = 1;
+  return r < 0 ? r : 0;
 }
 
 /* --- Resources: state index and its change with a kind. */
@@ -230,7 +184,7 @@ static void stage_option(const pdp *c, int i, int j, int kind, int rec, double m
 /* A lower bound on any completion of a point at (stage s done, next layer i). */
 static double completion_bound(const pdp *c, const ppoint *x, int s, int i, int res)
 {
-  double rest = c->rest[i], M = x->M, T = 0;
+  double rest = c->rest[i], M = x->fig[FM], T = 0;
   int left = c->pp - s;
   if (left > 0) T = rest / left;        /* the largest remaining stage is at least the mean */
   if (left > 0 && c->exact && c->C == 2) {
@@ -253,7 +207,7 @@ static double completion_bound(const pdp *c, const ppoint *x, int s, int i, int 
     if (d1 > 0 && rest / d1 > T) T = rest / d1;
   }
   if ((double)(c->gas - 1) * T > M) M = (double)(c->gas - 1) * T;
-  return M + x->S + rest + x->Q + (left > 0 ? left * c->pen_min : 0);
+  return M + x->fig[FS] + rest + x->fig[FQ] + (left > 0 ? left * c->pen_min : 0);
 }
 
 static size_t fidx(const pdp *c, int i, int kp, int res)
@@ -292,10 +246,10 @@ static hp_err run(pdp *c, long *best)
 {
   int L = c->L, pp = c->pp, K = c->K, R = c->R;
   double mem0[2], bestv = INFINITY;
-  ppoint start = { 0, 0, 0, -1, 0, 0, 0 };
+  ppoint start = { { 0, 0, 0 }, -1, 0, 0, 0 };
   hp_err err = HP_OK;
   *best = -1;
-  c->n_pool = 0;
+  c->pool.n = 0;
   c->stopped = c->overflow = 0;
   for (size_t q = 0; q < c->n_tcur; q++) c->cur[c->tcur[q]].n = 0;
   for (size_t q = 0; q < c->n_tnxt; q++) c->nxt[c->tnxt[q]].n = 0;
@@ -304,7 +258,7 @@ static hp_err run(pdp *c, long *best)
   for (int s = 0; s <= pp && !err && !c->stopped && !c->overflow; s++) {
     /* the states of stage s are those stage s - 1 touched; stage s - 1's own are done */
     for (size_t q = 0; q < c->n_tcur; q++) c->cur[c->tcur[q]].n = 0;
-    pplist *t = c->cur; c->cur = c->nxt; c->nxt = t;
+    hp_front *t = c->cur; c->cur = c->nxt; c->nxt = t;
     size_t *tt = c->tcur; c->tcur = c->tnxt; c->tnxt = tt;
     c->n_tcur = c->n_tnxt;
     c->n_tnxt = 0;
@@ -340,7 +294,7 @@ static hp_err run(pdp *c, long *best)
             for (size_t g = g0; g < g1 && !err && !c->overflow; g++) {
               size_t ix = c->tcur[g];
               int kp = (int)(ix / R % (size_t)(K + 1)), res = (int)(ix % (size_t)R);
-              const pplist *from = &c->cur[ix];
+              const hp_front *from = &c->cur[ix];
               double e = 0;
               if (s > 0) {
                 if (kp == K) continue;
@@ -353,9 +307,10 @@ static hp_err run(pdp *c, long *best)
               size_t to = fidx(c, j + 1, k, nres);
               for (int q = 0; q < from->n; q++) {
                 int pi = from->ix[q];
-                const ppoint *x = &c->pool[pi];
-                ppoint np = { x->M > mterm ? x->M : mterm, x->S + o.t_min + e + c->pen[k],
-                              x->Q > o.q ? x->Q : o.q, pi, (short)i, (unsigned char)k,
+                const ppoint *x = at(c, pi);
+                ppoint np = { { x->fig[FM] > mterm ? x->fig[FM] : mterm,
+                                x->fig[FS] + o.t_min + e + c->pen[k],
+                                x->fig[FQ] > o.q ? x->fig[FQ] : o.q }, pi, (short)i, (unsigned char)k,
                               (unsigned char)rflag };
                 if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
                 if (completion_bound(c, &np, s + 1, j + 1, nres) > c->cutoff * (1 + 1e-12)) continue;
@@ -372,10 +327,10 @@ static hp_err run(pdp *c, long *best)
   if (!err && !c->stopped && !c->overflow)
     for (size_t q = 0; q < c->n_tcur; q++) {
       size_t ix = c->tcur[q];
-      const pplist *f = &c->cur[ix];
+      const hp_front *f = &c->cur[ix];
       if ((int)(ix / ((size_t)(K + 1) * R)) != L) continue;
       for (int r = 0; r < f->n; r++)
-        if (*best < 0 || objective(&c->pool[f->ix[r]]) < objective(&c->pool[*best]))
+        if (*best < 0 || objective(at(c, f->ix[r])) < objective(at(c, *best)))
           *best = f->ix[r];
     }
   return err;
@@ -387,7 +342,7 @@ static void release(pdp *c)
 {
   size_t nf = (size_t)(c->L + 1) * (size_t)(c->K + 1) * (size_t)c->R;
   for (int w = 0; w < 2; w++) {
-    pplist *f = w ? c->nxt : c->cur;
+    hp_front *f = w ? c->nxt : c->cur;
     for (size_t i = 0; f && i < nf; i++) free(f[i].ix);
     free(f);
   }
@@ -396,9 +351,7 @@ static void release(pdp *c)
   free(c->tnxt);
   c->tcur = c->tnxt = NULL;
   c->n_tcur = c->n_tnxt = c->cap_t = 0;
-  free(c->pool);
-  c->pool = NULL;
-  c->n_pool = c->cap_pool = 0;
+  hp__fpool_release(&c->pool);
 }
 
 static hp_err setup_frontiers(pdp *c)
@@ -414,9 +367,9 @@ static void record(const pdp *c, long best, hp_pat_result *r)
 {
   int s = c->pp - 1;
   r->found = 1;
-  r->value = objective(&c->pool[best]);
+  r->value = objective(at(c, best));
   for (long pi = best; pi >= 0 && s >= 0; s--) {
-    const ppoint *x = &c->pool[pi];
+    const ppoint *x = at(c, pi);
     r->first[s] = x->start;
     r->kind[s] = x->kind;
     r->rec[s] = x->rec;
@@ -445,12 +398,12 @@ static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cuto
   *done = !c->stopped && !c->overflow;
   if (!*done) return HP_OK;
   if (best < 0) { *bound = isfinite(cutoff) ? cutoff : INFINITY; return HP_OK; }
-  *bound = objective(&c->pool[best]) - price_all;
+  *bound = objective(at(c, best)) - price_all;
   for (int x = 0; x < c->C; x++) usage[x] = 0;
-  for (long pi = best; pi >= 0; pi = c->pool[pi].prev) {
+  for (long pi = best; pi >= 0; pi = at(c, pi)->prev) {
     int cnt[HP_PATTERN_MAX_CLASSES];
-    if (c->pool[pi].prev < 0) break;     /* the start point */
-    kind_penalty(c, c->pool[pi].kind, cnt);
+    if (at(c, pi)->prev < 0) break;      /* the start point */
+    kind_penalty(c, at(c, pi)->kind, cnt);
     for (int x = 0; x < c->C; x++) usage[x] += cnt[x];
   }
   if (!r->found || *bound > r->kept) {   /* the sequence of the best price so far */
@@ -537,6 +490,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   int L = tab->n_layers, done = 0;
   memset(&c, 0, sizeof c);
   memset(r, 0, sizeof *r);
+  hp__fpool_init(&c.pool, sizeof(ppoint), 8192, PAT_MAX_POINTS);
   r->bound = -INFINITY;
   c.p = p;
   c.pt = pt;
@@ -588,7 +542,6 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     int use[HP_PATTERN_MAX_CLASSES];
     double v;
     c.exact = 1;
-    c.max_points = PAT_MAX_POINTS;
     c.max_work = o->exact == 1 ? 0 : PAT_EXACT_WORK;
     c.R = c.C == 2 ? (c.pp + 1) * (c.pp + 1) : 1;
     if (!(err = setup_frontiers(&c))) {
@@ -604,7 +557,6 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     r->found = 0;                      /* the exact state was too large: prices instead */
     r->kept = -INFINITY;
   }
-  c.max_points = PAT_MAX_POINTS;
   c.max_work = 0;
   err = lagrange(&c, r, o->cutoff, &done);
   r->done = done && !err;

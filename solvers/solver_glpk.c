@@ -7,7 +7,9 @@
  * inside the callback, the tree being gone after; misuse would abort the process, so
  * glp_error_hook jumps back. No state outlives a call: the jump buffer and the callback's
  * data live on the caller's stack, so two solves may run at once in two threads (GLPK
- * keeps its environment per thread). */
+ * keeps its environment per thread). The thread's environment is freed at the end only
+ * if this call created it: a host program that holds GLPK objects of its own keeps them,
+ * and its terminal setting (its error hook, which GLPK cannot report, is removed). */
 #include <float.h>
 #include <math.h>
 #include <limits.h>
@@ -116,6 +118,15 @@ static double *complete_start(glp_prob *P, const hp_mip *m, const double *start)
   return full;
 }
 
+/* Hands the thread's GLPK environment back as the call found it: freed if the call
+ * created it (with every object in it), else with the host's terminal setting. */
+static void leave_env(int ours, int term)
+{
+  glp_error_hook(NULL, NULL);
+  if (ours) glp_free_env();
+  else glp_term_out(term);
+}
+
 hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
                            double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
 {
@@ -125,16 +136,26 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
   glp_iocp ip;
   glp_smcp sp;
   glpk_guard guard;
-  int ret;
-  glp_term_out(GLP_OFF);
+  int ret, ours, term;
+  switch (glp_init_env()) {          /* 0: created here, 1: the host's (GLPK's codes) */
+  case 0: ours = 1; break;
+  case 1: ours = 0; break;
+  case 2: return hp_fail(d, HP_NOMEM, "out of memory starting GLPK");
+  default: return hp_fail(d, HP_BACKEND, "glpk: cannot start its environment");
+  }
+  term = glp_term_out(GLP_OFF);
   glp_error_hook(on_glpk_error, &guard);
   if (setjmp(guard.jump)) {
-    glp_error_hook(NULL, NULL);
-    glp_free_env();
+    /* GLPK may be left inconsistent: our problem goes with the environment, which a
+     * host frees with its own objects */
+    leave_env(ours, term);
     free(full);
     return hp_fail(d, HP_BACKEND, "glpk: internal error (the MIP was rejected)");
   }
-  if (!(P = load(m))) { glp_free_env(); return hp_fail(d, HP_NOMEM, "out of memory loading the MIP into GLPK"); }
+  if (!(P = load(m))) {
+    leave_env(ours, term);
+    return hp_fail(d, HP_NOMEM, "out of memory loading the MIP into GLPK");
+  }
   if (start) full = complete_start(P, m, start);
   cb.start = full;
   glp_init_smcp(&sp);
@@ -167,7 +188,12 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
   if (out->status == HP_SOL_OPTIMAL || out->status == HP_SOL_FEASIBLE) {
     out->obj = glp_mip_obj_val(P);
     out->x = calloc((size_t)m->n_cols, sizeof *out->x);
-    if (!out->x) { glp_delete_prob(P); glp_free_env(); free(full); return hp_fail(d, HP_NOMEM, "out of memory"); }
+    if (!out->x) {
+      glp_delete_prob(P);
+      leave_env(ours, term);
+      free(full);
+      return hp_fail(d, HP_NOMEM, "out of memory");
+    }
     for (int j = 0; j < m->n_cols; j++) out->x[j] = glp_mip_col_val(P, j + 1);
     out->bound = out->status == HP_SOL_OPTIMAL ? out->obj : cb.bound;
   } else if (out->status == HP_SOL_NONE) {
@@ -175,8 +201,7 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
   }
 done:
   glp_delete_prob(P);
-  glp_error_hook(NULL, NULL);
-  glp_free_env();          /* the thread's environment: nothing outlives the call */
+  leave_env(ours, term);   /* nothing of the call outlives it */
   free(full);
   return HP_OK;
 }

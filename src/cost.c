@@ -16,15 +16,14 @@ double hp_cost_handoff(double out_bytes, int mbs, int tp, double bw, double lat)
 double hp_cost_gather(double zbytes, int dp, double bdp)
 {
   if (dp <= 1 || zbytes <= 0) return 0;
-  return 2.0 * (double)(dp - 1) / dp * zbytes / bdp;
+  return 2.0 * hp_cost_ring_share(dp) * zbytes / bdp;   /* an all-gather each way */
 }
 
 double hp_cost_sync(double G, double Gz, int dp, double bdp, double latdp)
 {
-  double f;
   if (dp <= 1) return 0;
-  f = (double)(dp - 1) / dp;
-  return (2.0 * f * G + f * Gz) / bdp + 2.0 * (dp - 1) * latdp;
+  return (hp_cost_ring_allreduce(dp) * G + hp_cost_ring_share(dp) * Gz) / bdp
+         + hp_cost_ring_latency(dp, latdp);
 }
 
 double hp_cost_replica(long gas, double tmax, double tsum, double esum)

@@ -45,7 +45,7 @@ static double measured_at(const hp_series *s, int m, int *found)
 static double tp_comm_time(const hp_layer *ly, int tp, int mbs, double btp, double lattp)
 {
   if (tp <= 1 || ly->tp_comm <= 0) return 0;
-  return 2.0 * (tp - 1) / tp * ly->tp_comm * mbs / btp + 2.0 * (tp - 1) * lattp;
+  return hp_cost_ring_allreduce(tp) * ly->tp_comm * mbs / btp + hp_cost_ring_latency(tp, lattp);
 }
 
 /* The profiled time: the measured point, or derived from the series (section 7.4). */
@@ -64,7 +64,7 @@ static double profiled_time(const hp_problem *p, const hp_series *s, const hp_la
     if (found) {
       double w = t1 / ((double)m0 * tl);
       double e;
-      if (ly->tp_comm > 0) w += 2.0 * (tp - 1) / tp * ly->tp_comm / btp;
+      if (ly->tp_comm > 0) w += hp_cost_ring_allreduce(tp) * ly->tp_comm / btp;
       e = t0 - m0 * w;
       if (e < 0) e = 0;
       return e + mbs * w;

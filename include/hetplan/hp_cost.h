@@ -10,6 +10,33 @@
 
 #include "hp_plan.h"
 
+/* --- The ring collectives on n ranks (cost-model.md section 3), the one place their
+ * factors are written: the TP all-reduce of a layer's time, the ZeRO-3 gather and the
+ * gradient sync below, and the profiler (its --tp-gbps estimate and nccl-tests' bus
+ * bandwidth) are all written with them. A reduce-scatter or an all-gather sends
+ * (n-1)/n of the buffer over each rank's link; an all-reduce, one of each, 2 (n-1)/n,
+ * in 2 (n-1) steps that each pay the latency. A time is factor x bytes / bandwidth. */
+
+/* (n-1)/n: a reduce-scatter's or an all-gather's bytes per byte of the buffer. Inline:
+ * layer times call them in the planner's innermost loops. */
+static inline double hp_cost_ring_share(int n)
+{
+  return (double)(n - 1) / n;
+}
+
+/* 2 (n-1)/n: a ring all-reduce's bytes per byte of the buffer, written as twice the
+ * share, which rounds the same (scaling by 2 is exact). */
+static inline double hp_cost_ring_allreduce(int n)
+{
+  return 2.0 * hp_cost_ring_share(n);
+}
+
+/* 2 (n-1) lat: a ring all-reduce's latency (any unit: the result has lat's). */
+static inline double hp_cost_ring_latency(int n, double lat)
+{
+  return 2.0 * (n - 1) * lat;
+}
+
 /* --- Primitives (cost-model.md section 3). Each is linear in its first argument, so a
  * MIP takes its coefficients by evaluating them at 1 (and at 0 for the constant). */
 

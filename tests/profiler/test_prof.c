@@ -1,7 +1,8 @@
 /* test_prof.c -- the profiler's parts that need neither MPI nor a GPU: the layer op
  * lists against hetplan's FLOPs and activation bytes (docs/transformer.md), operand
- * extents, the pair schedule, the device numbering, medians and fits, bus-bandwidth
- * factors, device names, and the writers read back by hetplan's own loaders.
+ * extents, the pair schedule, the device numbering, medians and fits (a run's too),
+ * bus-bandwidth factors, device names, the command line, and the writers read back by
+ * hetplan's own loaders.
  * Ends with "prof_units: N passed, N failed" (tests/profiler/test_profiler.sh adds it). */
 #include <math.h>
 #include <stdlib.h>
@@ -254,6 +255,114 @@ TEST(median_and_fits_by_hand)
   CHECK(prof_fit_line(x, y, 3, &a, &b) == -1);
   x[1] = 2; y[1] = 0;
   CHECK(prof_fit_line(x, y, 3, &a, &b) == -1);
+}
+
+TEST(fits_of_a_runs_collectives_and_layer_times)
+{
+  prof_coll c[5];
+  prof_coll_fit f;
+  prof_point pts[5];
+  prof_run r;
+  /* all-reduce on 4 ranks: 10 us + bytes / 10 GB/s of algorithm bandwidth, the bus
+   * bandwidth 1.5 times that; a send/recv point on its own does not fit */
+  for (int i = 0; i < 4; i++) {
+    snprintf(c[i].op, sizeof c[i].op, "allreduce");
+    c[i].ranks = 4;
+    c[i].bytes = pow(16, i + 2);
+    c[i].seconds = 1e-5 + c[i].bytes / 1e10;
+  }
+  snprintf(c[4].op, sizeof c[4].op, "sendrecv");
+  c[4].ranks = 4;
+  c[4].bytes = 1024;
+  c[4].seconds = 1e-5;
+  CHECK(prof_fit_collective(c, 5, "allreduce", 4, &f) == 0);
+  CHECK(!strcmp(f.op, "allreduce"));
+  CHECK_INT(f.ranks, 4);
+  CHECK_INT(f.points, 4);
+  CHECK_NEAR(f.lat, 1e-5, 1e-9);
+  CHECK_NEAR(f.bus_bw, 1.5e10, 1e-9);
+  CHECK(prof_fit_collective(c, 5, "sendrecv", 4, &f) == -1);
+  CHECK(prof_fit_collective(c, 5, "allreduce", 8, &f) == -1);
+  /* layer times: block on type 0 at tp 1, mbs 1, 2, 4 (10 ms + 5 ms a sample) with a
+   * tp 2 point between them; head at one mbs: one fit */
+  memset(pts, 0, sizeof pts);
+  memset(&r, 0, sizeof r);
+  for (int i = 0; i < 5; i++) snprintf(pts[i].kind, sizeof pts[i].kind, "%s", i < 4 ? "block" : "head");
+  for (int i = 0; i < 4; i++) {
+    pts[i].tp = i == 1 ? 2 : 1;
+    pts[i].mbs = i == 0 ? 1 : i == 2 ? 2 : 4;
+    pts[i].seconds = 0.01 + 0.005 * pts[i].mbs;
+  }
+  pts[4].tp = pts[4].mbs = 1;
+  pts[4].seconds = 0.02;
+  r.points = pts;
+  r.n_points = 5;
+  CHECK(prof_fit_layers(&r) == 0);
+  CHECK_INT(r.n_fits, 1);
+  CHECK(!strcmp(r.fits[0].kind, "block"));
+  CHECK_INT(r.fits[0].tp, 1);
+  CHECK_INT(r.fits[0].points, 3);
+  CHECK_NEAR(r.fits[0].fixed, 0.01, 1e-9);
+  CHECK_NEAR(r.fits[0].per_sample, 0.005, 1e-9);
+  free(r.fits);
+}
+
+/* prof_parse_args on a NULL-terminated list (argv[0] first), copied into writable
+ * strings (static: the options point into them). */
+static int parse(prof_opts *o, char *err, size_t n, const char *const *args)
+{
+  static char buf[16][64];
+  char *argv[16];
+  int argc = 0;
+  for (; args[argc] && argc < 16; argc++) {
+    snprintf(buf[argc], sizeof buf[argc], "%s", args[argc]);
+    argv[argc] = buf[argc];
+  }
+  return prof_parse_args(argc, argv, o, err, n);
+}
+
+TEST(arguments_take_defaults_and_say_what_is_wrong)
+{
+  prof_opts o;
+  char err[256];
+  static const char *const none[] = { "hetplan-profile", NULL };
+  static const char *const some[] = { "hetplan-profile", "--tp", "1,2,4", "--matrix-bytes", "1M",
+                                      "--mpi-only", "--tflops", "312", NULL };
+  static const char *const bad_size[] = { "hetplan-profile", "--matrix-bytes", "3Q", NULL };
+  static const char *const unknown[] = { "hetplan-profile", "--colour", "red", NULL };
+  static const char *const no_value[] = { "hetplan-profile", "--model", NULL };
+  static const char *const order[] = { "hetplan-profile", "--nccl-min-bytes", "1M",
+                                       "--nccl-max-bytes", "1K", NULL };
+  static const char *const reserve[] = { "hetplan-profile", "--mem-gib", "16", "--reserved-gib",
+                                         "16", NULL };
+  static const char *const help[] = { "hetplan-profile", "--help", NULL };
+  CHECK_INT(parse(&o, err, sizeof err, none), 0);
+  CHECK(!strcmp(o.cluster_out, "profiled.cluster.json") && !strcmp(o.profile_out, "profiled.profile.json"));
+  CHECK(!o.model && !o.mpi_only && !o.help && o.n_tps == 0 && o.n_mbs == 0);
+  CHECK_INT(o.max_mbs, 16);
+  CHECK_INT(o.reps, 10);
+  CHECK_INT(o.matrix_bytes, 16L << 20);
+  CHECK_NEAR(o.nccl_max, 256.0 * 1048576, 0);
+  CHECK(o.mem_gib < 0 && o.reserved_gib < 0 && o.tflops < 0 && o.efficiency < 0);
+  CHECK_INT(parse(&o, err, sizeof err, some), 0);
+  CHECK_INT(o.n_tps, 3);
+  CHECK_INT(o.tps[2], 4);
+  CHECK_INT(o.matrix_bytes, 1048576);
+  CHECK(o.mpi_only);
+  CHECK_NEAR(o.tflops, 312, 0);
+  CHECK_INT(parse(&o, err, sizeof err, bad_size), 2);
+  CHECK_CONTAINS(err, "--matrix-bytes: expected a size from 1 to 1G, got '3Q'");
+  CHECK_INT(parse(&o, err, sizeof err, unknown), 2);
+  CHECK_CONTAINS(err, "unknown flag '--colour'");
+  CHECK_INT(parse(&o, err, sizeof err, no_value), 2);
+  CHECK_CONTAINS(err, "--model needs a value");
+  CHECK_INT(parse(&o, err, sizeof err, order), 2);
+  CHECK_CONTAINS(err, "--nccl-min-bytes is above --nccl-max-bytes");
+  CHECK_INT(parse(&o, err, sizeof err, reserve), 2);
+  CHECK_CONTAINS(err, "--reserved-gib must be below --mem-gib");
+  CHECK_INT(parse(&o, err, sizeof err, help), 0);
+  CHECK(o.help);
+  CHECK(!strncmp(prof_help, "usage: mpirun", 13));
 }
 
 TEST(bus_bandwidth_factors_are_nccl_tests)

@@ -2,7 +2,7 @@
 #ifndef HP_FIXTURES_H
 #define HP_FIXTURES_H
 
-#include "hetplan/hetplan.h"
+#include "hetplan/hetplan_solver.h"   /* the tests reach the cost tables too */
 
 /* Parses the parts and binds them; profile may be NULL. Aborts the test process with
  * a message on any error (a fixture that does not load is a broken test). */

@@ -93,14 +93,28 @@ TEST(coverage_of_the_tiny_space_counts_each_cell_by_hand)
 
 TEST(coverage_cells_agree_with_the_layer_time_look_up)
 {
-  /* estimated exactly where hp_layer_time falls back to FLOPs */
+  /* estimated exactly where hp_layer_time falls back to FLOPs; the cells are those of
+   * the first test, counted here from the configurations: every (tp, mbs) pair of the
+   * space x 3 kinds x 2 types, 12 of them with a measured (kind, type, tp) */
   hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, tiny_profile, 8, HP_1F1B);
   hp_coverage *c = coverage(p, HP_COV_SPACE, NULL);
+  hp_config *cfg = NULL;
+  int n = hp__configs(p, &cfg), pairs = 0, profiled = 0;
+  for (int i = 0; i < n; i++) {
+    int first = 1;
+    for (int j = 0; j < i && first; j++) first = cfg[j].tp != cfg[i].tp || cfg[j].mbs != cfg[i].mbs;
+    pairs += first;
+  }
+  free(cfg);
+  CHECK_INT(pairs, 8);
   for (int i = 0; i < c->n_cells; i++) {
     const hp_cov_cell *a = &c->cells[i];
     int l = a->kind == 0 ? 0 : a->kind == 1 ? 1 : 3;
     CHECK_INT(a->source != HP_CELL_ESTIMATED, hp_layer_time_profiled(p, l, a->type, a->tp));
+    profiled += hp_layer_time_profiled(p, l, a->type, a->tp);
   }
+  CHECK_INT(c->n_cells, pairs * 3 * 2);
+  CHECK_INT(profiled, 12);
   hp_coverage_destroy(&c);
   hp_problem_destroy(&p);
 }
@@ -168,22 +182,33 @@ TEST(coverage_of_a_plan_counts_the_cells_its_slots_run)
 
 TEST(coverage_space_pairs_are_the_solvers_configurations)
 {
+  /* The (tp, mbs) pairs of the tiny space, by hand: tp 1 with dp 4, 2, 1 and tp 2 with
+   * dp 2, 1; mbs divides gbs / dp. gbs 1: dp 1 only, mbs 1 -> 2 pairs; gbs 6: dp 2, 1,
+   * mbs 1, 3 (dp 2) and 1, 2, 3, 6 -> 4 per tp, 8; gbs 8: 1, 2, 4, 8 per tp, 8;
+   * gbs 12: dp 4 -> 1, 3; dp 2 -> 1, 2, 3, 6; dp 1 -> 1, 2, 3, 4, 6, 12: 6 per tp, 12;
+   * gbs 30: dp 2 -> 1, 3, 5, 15; dp 1 -> 1, 2, 3, 5, 6, 10, 15, 30: 8 per tp, 16. */
   static const long gbs[] = { 1, 6, 8, 12, 30 };
+  static const int want[] = { 2, 8, 8, 12, 16 };
   for (size_t g = 0; g < sizeof gbs / sizeof *gbs; g++) {
     hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, gbs[g], HP_1F1B);
     hp_coverage *c = coverage(p, HP_COV_SPACE, NULL);
     hp_config *cfg = NULL;
     int n = hp__configs(p, &cfg), pairs = 0;
-    CHECK(n >= 0);
+    CHECK(n > 0);
     /* every configuration's (tp, mbs) is a cell of every (kind, type) ... */
-    for (int i = 0; i < n; i++) CHECK(find_cell(c, "head", 1, cfg[i].tp, cfg[i].mbs) != NULL);
-    /* ... and every cell's (tp, mbs) is some configuration's */
+    for (int i = 0; i < n; i++) {
+      int first = 1;
+      CHECK(find_cell(c, "head", 1, cfg[i].tp, cfg[i].mbs) != NULL);
+      for (int j = 0; j < i && first; j++) first = cfg[j].tp != cfg[i].tp || cfg[j].mbs != cfg[i].mbs;
+      pairs += first;
+    }
+    CHECK_INT(pairs, want[g]);
+    /* ... and every cell's (tp, mbs) is some configuration's: pairs x 3 kinds x 2 types */
     for (int i = 0; i < c->n_cells; i++) {
       int found = 0;
       for (int j = 0; j < n && !found; j++)
         found = cfg[j].tp == c->cells[i].tp && cfg[j].mbs == c->cells[i].mbs;
       CHECK(found);
-      pairs += c->cells[i].kind == 0 && c->cells[i].type == 0;
     }
     CHECK_INT(c->n_cells, pairs * 3 * 2);
     free(cfg);
