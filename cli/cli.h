@@ -212,7 +212,9 @@ void cli_flags_print(FILE *f, const cli_cmd *cmd, const char *prefix);
 
 /* Fills the flags a plan file's "inputs" block gives (--model, --cluster, --profile,
  * --gbs, --schedule, --mem-margin) where they are missing and o->plan is set; flags win.
- * Returns 1 if the plan file had such a block (cli_inputs.c). */
+ * Returns 1 if the plan file had such a block, 0 if not, and minus an exit code (the
+ * reason printed) when the file's blocks are refused and the files were not given
+ * (cli_inputs.c). */
 int cli_plan_inputs(cli_core *o);
 
 /* Prints "hetplan: error: <msg>" and maps the error to an exit code. */

@@ -21,11 +21,17 @@ int cli_plan_inputs(cli_core *o)
   static char model[4096], cluster[4096], profile[4096];
   hp_plan_info in;
   hp_diag d;
+  hp_err err;
   int all_files;
   if (!o->plan || (o->model && o->cluster && (o->gbs > 0 || o->job))) return 0;
   cli_diag_init(&d);
   d.warn = NULL;
-  if (hp_plan_info_load(o->plan, &in, &d) != HP_OK) return 0;   /* the plan loader says why */
+  if ((err = hp_plan_info_load(o->plan, &in, &d)) != HP_OK) {
+    /* with the files given, the plan loader says why later; without them, say it now
+     * (not "missing --model") */
+    if (o->model && o->cluster) return 0;
+    return -cli_fail(&d, err);
+  }
   all_files = !o->model && !o->cluster;
   if (!o->model && in.model) {
     const char *r = resolve(o->plan, in.model, model, sizeof model);

@@ -33,7 +33,8 @@ static int load_problem(const cli_core *o, const char *cmd, hp_problem **out)
   *out = NULL;
   if (o->plan) {   /* a plan file names the files it was planned from (cli_inputs.c) */
     filled = *o;
-    cli_plan_inputs(&filled);
+    int got = cli_plan_inputs(&filled);
+    if (got < 0) return -got;            /* its "inputs" refused: the reason was printed */
     o = &filled;
   }
   if (!o->model) return cli_usage_error(cmd, "missing --model FILE");

@@ -62,6 +62,8 @@ typedef struct search {
   int *disagree;        /* [n] the DP and the MIP disagreed on configuration i */
   open_cfg *open;       /* [n] phase 4's configurations */
   double *scratch;      /* [5 n] for merging */
+  long *lens;           /* [team size] the bytes each member sends in merge_plans: taken at
+                         * the start, so that no merge allocates before its collective */
   double t0, budget, deadline;
   const char *phase;    /* progress: what runs, and how many items it has */
   int total;
@@ -129,11 +131,10 @@ static hp_err merge_plans(search *s, hp_diag *d)
   const hp_team *t = s->team;
   long long *mine = NULL;
   void *all = NULL;
-  /* the counts on the stack up to 1024 members: this collective must be joined even out
-   * of memory (a member that sends nothing still joins) */
-  long n = 0, few[1024], *len = t->size <= 1024 ? few : hp__calloc((size_t)t->size, sizeof *len);
+  /* this collective must be joined even out of memory: the counts' array was taken at
+   * the start (a member that sends nothing still joins) */
+  long n = 0, *len = s->lens;
   hp_err err = HP_OK;
-  if (!len) return hp_fail(d, HP_NOMEM, "out of memory for a team of %d", t->size);
   if (s->out->plan) {
     n = hp_plan_packed_words(s->out->plan);
     if (!(mine = hp__calloc((size_t)n, sizeof *mine))) n = 0;   /* sends nothing; still joins */
@@ -152,7 +153,6 @@ static hp_err merge_plans(search *s, hp_diag *d)
   }
   free(all);
   free(mine);
-  if (len != few) free(len);
   return err;
 }
 
@@ -465,7 +465,8 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   s.disagree = hp__calloc((size_t)s.n + 1, sizeof *s.disagree);
   s.open = hp__calloc((size_t)s.n + 1, sizeof *s.open);
   s.scratch = hp__calloc(5 * (size_t)s.n + 1, sizeof *s.scratch);
-  if (!err && (!s.fixed || !s.b || !s.disagree || !s.open || !s.scratch))
+  s.lens = hp__calloc((size_t)s.team->size + 1, sizeof *s.lens);
+  if (!err && (!s.fixed || !s.b || !s.disagree || !s.open || !s.scratch || !s.lens))
     err = hp_fail(d, HP_NOMEM, "out of memory");
   /* a member that fails never leaves the others waiting in a collective: from here on,
    * every failure is agreed on at the end of its phase */
@@ -487,5 +488,6 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   free(s.disagree);
   free(s.open);
   free(s.scratch);
+  free(s.lens);
   return err;
 }

@@ -414,3 +414,13 @@ done:
   hp_problem_destroy(&vprob);
   return err;
 }
+
+int hp__launch_plain_name(const char *s)
+{
+  if (!*s) return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+          *s == '.' || *s == '_' || *s == '-'))
+      return 0;
+  return 1;
+}

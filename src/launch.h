@@ -99,6 +99,11 @@ void hp__launch_uniform_recompute(hp_launch_ctx *c, const char *how);
  * noted; `who` names the framework. */
 void hp__launch_only_1f1b(hp_launch_ctx *c, const char *who);
 
+/* A host name that launchers' lists take as it is (sbatch --nodelist, DeepSpeed's hostfile
+ * and --include): letters, digits, '.', '_', '-'; none of the blanks, '@', ':', ',' they
+ * split on. */
+int hp__launch_plain_name(const char *s);
+
 /* The node-rank launch of a script run on every node (bash launch.sh NODE_RANK
  * [ARGS...]): the node rank read and checked, each node's host and GPUs (and, where no
  * node order realises the placement, the global rank on each GPU), ARGS (the exported

@@ -114,8 +114,17 @@ static void deepspeed_emit(const hp_launch_ctx *c, hp_sb *b)
     hp__sb_printf(b, "# recompute: the config's activation_checkpointing section sets how; "
                   "the model asks for it: PipelineModule(..., activation_checkpoint_interval=1) "
                   "or deepspeed.checkpointing.checkpoint around each layer\n");
-  if (c->map->contiguous && c->map->ascending) deepspeed_launcher(c, b);
-  else hp__launch_per_node(c, b, "--deepspeed --deepspeed_config ds_config.json");
+  int plain = 1;
+  for (int i = 0; i < c->map->n_nodes; i++)
+    plain &= hp__launch_plain_name(c->prob->cluster->nodes[c->map->node[i]].name);
+  if (c->map->contiguous && c->map->ascending && plain) {
+    deepspeed_launcher(c, b);
+    return;
+  }
+  if (c->map->contiguous && c->map->ascending)
+    hp__sb_printf(b, "# A node name holds a character DeepSpeed's hostfile or --include splits "
+                  "on (a blank, '@', ':', ','): each node is started by this script instead.\n");
+  hp__launch_per_node(c, b, "--deepspeed --deepspeed_config ds_config.json");
 }
 
 const hp_launch_fmt hp_launch_fmt_deepspeed = {

@@ -8,17 +8,6 @@
 
 #include "launch.h"
 
-/* A name sbatch can take in --nodelist as it is. */
-static int plain_name(const char *s)
-{
-  if (!*s) return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-          *s == '.' || *s == '_' || *s == '-'))
-      return 0;
-  return 1;
-}
-
 static void slurm_preamble(const hp_launch_ctx *c, hp_sb *b)
 {
   const hp_cluster *cl = c->prob->cluster;
@@ -26,7 +15,7 @@ static void slurm_preamble(const hp_launch_ctx *c, hp_sb *b)
   int gpus = cl->nodes[map->node[0]].gpus, uniform = 1, plain = 1;
   for (int i = 0; i < map->n_nodes; i++) {
     uniform &= cl->nodes[map->node[i]].gpus == gpus;
-    plain &= plain_name(cl->nodes[map->node[i]].name);
+    plain &= hp__launch_plain_name(cl->nodes[map->node[i]].name);
   }
   hp__sb_printf(b, "#!/usr/bin/env bash\n#SBATCH --job-name=hetplan\n#SBATCH --nodes=%d\n"
                 "#SBATCH --ntasks=%d\n", map->n_nodes, map->n_ranks);
