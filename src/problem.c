@@ -209,13 +209,16 @@ static void describe_difference(char *buf, size_t cap, const hp_profile_kind *k,
     snprintf(fig, sizeof fig, "%.4g FLOP per sample", k->flops);
     snprintf(mfig, sizeof mfig, "%.4g", ly->flops);
   }
+  /* a long name may cut the sentence: it is a message, and the cut is at its end */
+  int n;
   if (fig[0])
-    snprintf(buf, cap, "kind '%s' was timed at %s, the model's layer '%s' has %s%s%s%s",
-             k->kind, fig, ly->name, mfig, sizes[0] ? " (" : "", sizes, sizes[0] ? ")" : "");
+    n = snprintf(buf, cap, "kind '%s' was timed at %s, the model's layer '%s' has %s%s%s%s",
+                 k->kind, fig, ly->name, mfig, sizes[0] ? " (" : "", sizes, sizes[0] ? ")" : "");
   else
-    snprintf(buf, cap, "kind '%s' was timed in %d-byte elements, the model's layer '%s' "
-             "trains in %d-byte ones", k->kind, k->dtype_bytes, ly->name,
-             tf ? hp_dtype_bytes(tf->dtype) : 0);
+    n = snprintf(buf, cap, "kind '%s' was timed in %d-byte elements, the model's layer '%s' "
+                 "trains in %d-byte ones", k->kind, k->dtype_bytes, ly->name,
+                 tf ? hp_dtype_bytes(tf->dtype) : 0);
+  if (n < 0 && cap > 0) buf[0] = '\0';
 }
 
 /* The profile's shape records against the model's layers: a kind the problem uses
