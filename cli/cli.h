@@ -60,6 +60,10 @@ typedef enum cli_kind {
 
 enum { CLI_OPEN_LO = 1, CLI_OPEN_HI = 2 };
 
+/* A flag that names a file the command reads or writes (CLI_TEXT, CLI_ARG): the prologue
+ * refuses an output that is an input (cli_outputs.c). */
+enum { CLI_FILE_IN = 1, CLI_FILE_OUT = 2 };
+
 typedef struct cli_flag {
   const char *name;       /* --name, without the dashes ("out" is also -o) */
   const char *arg;        /* the value as the help writes it ("FILE", "N"); NULL: a switch */
@@ -75,6 +79,7 @@ typedef struct cli_flag {
                            * NULL for CLI_INT: "an integer in MIN..MAX" and `note` */
   const char *note;       /* CLI_INT: after that range, e.g. " (2^40)" */
   const char *def;        /* own flags: the default, as it would be given; NULL: 0 or none */
+  int file;               /* CLI_FILE_IN: a file it reads; CLI_FILE_OUT: one it writes */
   const char *help;       /* one line: what it sets */
 } cli_flag;
 
@@ -92,18 +97,19 @@ typedef struct cli_flag {
   .kind = CLI_INT, .own = 1, .at = CLI_AT_(T, F, long), .min = (MIN), .max = (MAX)
 
 /* The shared flags, defined once; a command's table places those it takes. */
-#define CLI_FLAG_MODEL { .name = "model", .arg = "FILE", .kind = CLI_TEXT, \
+#define CLI_FLAG_MODEL { .name = "model", .arg = "FILE", .kind = CLI_TEXT, .file = CLI_FILE_IN, \
   .at = CLI_AT_(cli_core, model, const char *), \
   .help = "the model file (docs/formats.md), or a Hugging Face config.json" }
-#define CLI_FLAG_CLUSTER { .name = "cluster", .arg = "FILE", .kind = CLI_TEXT, \
+#define CLI_FLAG_CLUSTER { .name = "cluster", .arg = "FILE", .kind = CLI_TEXT, .file = CLI_FILE_IN, \
   .at = CLI_AT_(cli_core, cluster, const char *), .help = "the cluster file (docs/formats.md)" }
-#define CLI_FLAG_PROFILE { .name = "profile", .arg = "FILE", .kind = CLI_TEXT, \
+#define CLI_FLAG_PROFILE { .name = "profile", .arg = "FILE", .kind = CLI_TEXT, .file = CLI_FILE_IN, \
   .at = CLI_AT_(cli_core, profile, const char *), \
   .help = "measured layer times and bandwidths (docs/formats.md)" }
-#define CLI_FLAG_JOB { .name = "job", .arg = "FILE", .kind = CLI_TEXT, \
+#define CLI_FLAG_JOB { .name = "job", .arg = "FILE", .kind = CLI_TEXT, .file = CLI_FILE_IN, \
   .at = CLI_AT_(cli_core, job, const char *), \
   .help = "a job file with gbs and schedule (the flags win)" }
 #define CLI_FLAG_PLAN { .name = "plan", .arg = "FILE", .kind = CLI_TEXT, .positional = 1, \
+  .file = CLI_FILE_IN, \
   .at = CLI_AT_(cli_core, plan, const char *), \
   .help = "a plan file; its \"inputs\" give the flags of the problem not given" }
 #define CLI_FLAG_GBS { .name = "gbs", .arg = "N", .kind = CLI_INT, \
@@ -131,13 +137,13 @@ typedef struct cli_flag {
 #define CLI_FLAG_MAX_WORK { .name = "max-work", .arg = "N", .kind = CLI_INT, \
   .at = CLI_AT_(cli_core, max_work, long), .min = 1, .max = LONG_MAX, \
   .help = "a cap on the solver's work: plans, moves or nodes (docs/cli.md)" }
-#define CLI_FLAG_OUT { .name = "out", .arg = "FILE", .kind = CLI_TEXT, \
+#define CLI_FLAG_OUT { .name = "out", .arg = "FILE", .kind = CLI_TEXT, .file = CLI_FILE_OUT, \
   .at = CLI_AT_(cli_core, out, const char *), \
   .help = "write the output to FILE instead of stdout" }
 
 /* --- A command: its table, and what the prologue does before its run, in this order:
- * parse the flags (then --help), its `check`, -o, the problem (and plan), coverage,
- * limits (always), progress, interrupts. */
+ * parse the flags (then --help), its `check`, the outputs against the inputs (always),
+ * -o, the problem (and plan), coverage, limits (always), progress, interrupts. */
 enum {
   CLI_ANY_ARGS = 1 << 0,     /* no flags parsed, arguments ignored (version) */
   CLI_CHECK_OUT = 1 << 1,    /* -o checked writable before the work (a long search) */
@@ -233,8 +239,17 @@ void cli_diag_init(hp_diag *d);
 int cli_write(const char *path, const char *text);
 
 /* Before a long run: whether a file can be created where `path` would be written (0,
- * or EXIT_IO with the reason printed). */
+ * or EXIT_IO with the reason printed: an existing directory among them). */
 int cli_check_output(const char *path);
+
+/* Before anything runs: every file the command would write (its CLI_FILE_OUT flags given)
+ * against every file it reads (its CLI_FILE_IN flags, and the files a plan file's
+ * "inputs" name where they fill the flags): an output that is an input (the same file:
+ * st_dev and st_ino, so a hard or symbolic link to one too) or another output is refused
+ * (EXIT_USAGE, both named); an output that is an existing directory too (EXIT_IO). A path
+ * that does not exist yet, or names a device or pipe (/dev/null), is fine. 0 or the exit
+ * code, the message printed (cli_outputs.c). */
+int cli_check_outputs(const cli_ctx *c);
 
 /* Installs the SIGINT and SIGTERM handlers and points lim->stop at their flag: the first
  * signal asks the search to stop and return its best so far, a second one kills the

@@ -118,8 +118,10 @@ int cli_check_output(const char *path)
   char target[4096], tmp[4160];
   int fd;
   struct stat st;
-  if (!path || !strcmp(path, "-") || special_file(path)) return EXIT_OK_;
+  if (!path || !strcmp(path, "-")) return EXIT_OK_;
+  /* before special_file, which a directory also is (it is no regular file) */
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return write_error(path, EISDIR);
+  if (special_file(path)) return EXIT_OK_;
   target_path(path, target, sizeof target);
   if ((fd = open_temp(target, tmp, sizeof tmp)) < 0) return temp_error(path, tmp, errno);
   close(fd);

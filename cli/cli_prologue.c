@@ -1,5 +1,6 @@
 /* cli_prologue.c -- what every command does before its own work, as its table says
- * (cli.h): flags parsed against the table, --help, the command's checks, -o checked, the
+ * (cli.h): flags parsed against the table, --help, the command's checks, the outputs
+ * checked against the inputs (cli_outputs.c), -o checked writable, the
  * problem and plan loaded (a plan file's "inputs" filling the flags not given), profile
  * coverage and --strict-profile, limits, progress, interrupts; and the cleanup after. */
 #include <stdlib.h>
@@ -114,6 +115,7 @@ static int prologue(cli_ctx *c, int argc, char **argv)
     return CLI_DONE;
   }
   if (cmd->check && (rc = cmd->check(c))) return rc;
+  if ((rc = cli_check_outputs(c))) return rc;     /* no output may be an input */
   if ((st & CLI_CHECK_OUT) && (rc = cli_check_output(c->core.out))) return rc;  /* before, not after */
   if ((st & CLI_PLAN) || ((st & CLI_PLAN_IF_GIVEN) && c->core.plan))
     rc = load_plan(&c->core, cmd->name, &c->prob, &c->plan);

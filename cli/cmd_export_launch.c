@@ -101,7 +101,7 @@ static const cli_flag flags[] = {
   { .name = "json", CLI_OWN_SWITCH(export_opts, json),
     .help = "with --format deepspeed: the DeepSpeed config alone" },
   CLI_FLAG_OUT, CLI_FLAG_MEM_MARGIN,
-  { .name = "args-file", .arg = "FILE", CLI_OWN_TEXT(export_opts, args_file),
+  { .name = "args-file", .arg = "FILE", CLI_OWN_TEXT(export_opts, args_file), .file = CLI_FILE_IN,
     .help = "the training command's arguments, the words of FILE (as a response file)" },
 };
 

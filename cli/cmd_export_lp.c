@@ -61,7 +61,7 @@ static const cli_flag export_flags[] = {
 
 static const cli_flag decode_flags[] = {
   CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, FLAG_CONFIG, FLAG_FIXED, CLI_FLAG_PLAN,
-  { .name = "solution", .arg = "FILE", CLI_OWN_TEXT(lp_opts, solution),
+  { .name = "solution", .arg = "FILE", CLI_OWN_TEXT(lp_opts, solution), .file = CLI_FILE_IN,
     .help = "a cbc -solu file or a glpsol -o report of the same program" },
   CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_JOB, CLI_FLAG_OUT,
 };

@@ -31,7 +31,7 @@ typedef struct import_opts {
 } import_opts;
 
 static const cli_flag flags[] = {
-  { .name = "input", .arg = "config.json", CLI_OWN_ARG(import_opts, input),
+  { .name = "input", .arg = "config.json", CLI_OWN_ARG(import_opts, input), .file = CLI_FILE_IN,
     .help = "the Hugging Face config file" },
   { .name = "seq", .arg = "N", CLI_OWN_INT(import_opts, seq, 1, 10000000),
     .expect = "a positive number of tokens",

@@ -65,8 +65,9 @@ static void print_ranking(const hp_problem *prob, const char *title, const hp_ra
 }
 
 /* When nothing fits: the nearest miss and the changes that make a plan fit (explain.c). */
-static int explain(const hp_problem *prob, const cli_core *o)
+static int explain(const hp_problem *prob, const cli_ctx *ctx)
 {
+  const cli_core *o = &ctx->core;
   const hp_cluster *c = prob->cluster;
   hp_explain x;
   hp_limits lim;
@@ -76,7 +77,14 @@ static int explain(const hp_problem *prob, const cli_core *o)
   cli_diag_init(&d);
   hp_limits_init(&lim);
   lim.time_limit = o->time_limit;
+  lim.stop = ctx->lim.stop;     /* an interrupt cuts the explanation short too */
   if ((err = hp_explain_infeasible(prob, &lim, &x, &d))) return cli_fail(&d, err);
+  if (!x.have_miss && cli_interrupted()) {
+    fprintf(stderr, "hetplan: interrupted (%s) before the nearest miss was found\n",
+            cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT");
+    hp_explain_release(&x);
+    return EXIT_OK_;
+  }
   if (!x.have_miss) {
     fprintf(stderr, "hetplan: the search space is empty: no (pp, tp, dp) with dp dividing gbs %ld "
             "and tp dividing every node's GPU count\n", prob->job.gbs);
@@ -107,6 +115,9 @@ static int explain(const hp_problem *prob, const cli_core *o)
   if (x.short_bytes > 0 && x.n_remedies == 0)
     fprintf(stderr, "hetplan: no change tried makes a plan fit: a smaller model, a shorter "
             "sequence or a cluster with far more memory is needed\n");
+  if (cli_interrupted())
+    fprintf(stderr, "hetplan: interrupted (%s): the explanation stops at what was tried "
+            "before it\n", cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT");
   hp_explain_release(&x);
   return EXIT_OK_;
 }
@@ -201,7 +212,7 @@ static int run(cli_ctx *ctx)
       goto done;
     }
     fprintf(stderr, "hetplan: no plan: %s\n", hp_result_no_plan_text(&res, why, sizeof why));
-    rc = explain(prob, &ctx->core);
+    rc = explain(prob, ctx);
     if (!rc) rc = EXIT_NO_PLAN;
     goto done;
   }

@@ -138,7 +138,7 @@ const cli_cmd cli_cmd_report = {
   .help = help,
   CLI_FLAGS(flags),
   .opts_size = sizeof(report_opts),
-  .steps = CLI_PLAN,
+  .steps = CLI_CHECK_OUT | CLI_PLAN,   /* -o checked before the baselines run */
   .check = check,
   .run = run,
 };

@@ -47,7 +47,7 @@ static const cli_flag sim_flags[] = {
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB,
   { .name = "json", CLI_OWN_SWITCH(simulate_opts, json),
     .help = "print the figures and every event as JSON" },
-  { .name = "svg", .arg = "FILE", CLI_OWN_TEXT(simulate_opts, svg),
+  { .name = "svg", .arg = "FILE", CLI_OWN_TEXT(simulate_opts, svg), .file = CLI_FILE_OUT,
     .help = "write a Gantt chart of the iteration" },
   CLI_FLAG_OUT,
 };
@@ -55,7 +55,7 @@ static const cli_flag sim_flags[] = {
 static const cli_flag draw_flags[] = {
   CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB,
-  { .name = "svg", .arg = "FILE", CLI_OWN_TEXT(simulate_opts, svg),
+  { .name = "svg", .arg = "FILE", CLI_OWN_TEXT(simulate_opts, svg), .file = CLI_FILE_OUT,
     .help = "where to write the picture of the placement" },
 };
 

@@ -230,7 +230,7 @@ static hp_err run_dp(dp_ctx *c, long *work)
       hp_front *from = &c->f[(size_t)s * (L + 1) + i];
       hp_mem_terms mdp = {0}, mz = {0};
       if (from->n == 0) continue;
-      if (hp__now() > c->o->deadline) return HP_LIMIT;
+      if (hp__stop_now(c->o->stop, c->o->deadline)) return HP_LIMIT;
       for (int j = i; j <= L - (pp - s); j++) {
         option ops[4];
         int nop;
@@ -333,7 +333,7 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
     c.best = even_split_bound(&c);
     if (o->cutoff < c.best) c.best = o->cutoff;
     err = run_dp(&c, work);
-    if (err == HP_LIMIT) { release(&c); return HP_OK; }   /* past the deadline: nothing found */
+    if (err == HP_LIMIT) { release(&c); return HP_OK; }   /* past the deadline or stopped: nothing found */
   }
   if (err == HP_OK) {
     const hp_front *fin = &c.f[(size_t)c.pp * (c.L + 1) + c.L];

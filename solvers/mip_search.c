@@ -42,7 +42,8 @@ hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend b
     double obj = sol.obj * m->obj_scale;
     int found = 0;
     if (sol.status == HP_SOL_OPTIMAL && obj < dpb * (1 - AGREE_TOL) - 1e-12) *disagree = 1;
-    if (!(err = hp_mip_decode_pattern_plan(p, &pt, &map, sol.x, deadline - hp__now(), pl, &found, d)) &&
+    if (!(err = hp__mip_decode_pattern_plan(p, &pt, &map, sol.x, deadline - hp__now(), lim->stop,
+                                            pl, &found, d)) &&
         found) {
       hp_eval e = {0};
       if (!(err = hp_evaluate(p, pl, &e, d)) && e.feasible) {

@@ -92,7 +92,8 @@ static void balance(const hp_patterns *pt, const hp_pat_result *r, int s, int dp
 }
 
 hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
-                        double deadline, hp_plan *pl, int *found, hp_diag *d)
+                        double deadline, const volatile sig_atomic_t *stop, hp_plan *pl,
+                        int *found, hp_diag *d)
 {
   const hp_cluster *cl = p->cluster;
   const hp_classes *cs = pt->cls;
@@ -159,6 +160,7 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
   else memset(own->zdp, 0, (size_t)pl->n_layers);
   hp__dp_opts_init(&o);
   o.deadline = deadline;
+  o.stop = stop;
   o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
   if ((err = hp__dp_split(p, pl, &o, found, &obj, NULL, d))) goto done;
   {
@@ -188,6 +190,14 @@ hp_err hp_mip_decode_pattern_plan(const hp_problem *p, const hp_patterns *pt,
                                   const hp_mip_pmap *map, const double *x, double seconds,
                                   hp_plan *pl, int *found, hp_diag *d)
 {
+  return hp__mip_decode_pattern_plan(p, pt, map, x, seconds, NULL, pl, found, d);
+}
+
+hp_err hp__mip_decode_pattern_plan(const hp_problem *p, const hp_patterns *pt,
+                                   const hp_mip_pmap *map, const double *x, double seconds,
+                                   const volatile sig_atomic_t *stop, hp_plan *pl, int *found,
+                                   hp_diag *d)
+{
   int pp = pl->pp, L = pl->n_layers, C = pt->n_cls;
   hp_pat_result r;
   hp_err err = HP_OK;
@@ -214,7 +224,8 @@ hp_err hp_mip_decode_pattern_plan(const hp_problem *p, const hp_patterns *pt,
       goto done;
     }
   }
-  err = hp__pattern_plan(p, pt, &r, isinf(seconds) ? INFINITY : hp__now() + seconds, pl, found, d);
+  err = hp__pattern_plan(p, pt, &r, isinf(seconds) ? INFINITY : hp__now() + seconds, stop, pl,
+                         found, d);
 done:
   hp__pat_result_release(&r);
   return err;

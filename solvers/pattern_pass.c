@@ -32,7 +32,7 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
       b->bound = r.bound;
       b->exact = r.exact;
     }
-    if (r.found && !(err = hp__pattern_plan(p, &pt, &r, o.deadline, pl, &found, d)) && found)
+    if (r.found && !(err = hp__pattern_plan(p, &pt, &r, o.deadline, lim->stop, pl, &found, d)) && found)
       err = hp__score_offer(p, lim, pl, out, d);
     hp__pat_result_release(&r);
   }

@@ -35,6 +35,8 @@ typedef struct hp_dp_opts {
   double cutoff;
   /* hp__now() time to give up (INFINITY: none): a DP stopped finds nothing (*found 0) */
   double deadline;
+  /* may be NULL: once *stop is set the DP gives up as at its deadline */
+  const volatile sig_atomic_t *stop;
   /* At most this many points per state (0: no limit, and the DP is exact): past it the
    * point with the largest objective bound is dropped, and the DP is a heuristic. Deep
    * pipelines of many layers need it: their frontiers grow past any budget. */
@@ -169,7 +171,8 @@ void hp__pat_result_release(hp_pat_result *r);
  * placed one node per single-node stage and whole nodes first elsewhere, then split by
  * the layer DP. `pl` has the configuration (hp__plan_for); *found = 0 if nothing fits. */
 hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
-                        double deadline, hp_plan *pl, int *found, hp_diag *d);
+                        double deadline, const volatile sig_atomic_t *stop, hp_plan *pl,
+                        int *found, hp_diag *d);
 
 /* Where one configuration's pattern bound stands (pattern_pass.c). */
 typedef struct hp_cfg_bound {
@@ -222,6 +225,22 @@ hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits 
 hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
                          double seconds, double cutoff, hp_mip_solution *out, hp_diag *d);
 #endif
+
+/* Runs solve(m, ...) so that lim->stop ends it within milliseconds, in a child process
+ * whose result comes back through a pipe (mip_child.c); `name` ("cbc") heads its errors.
+ * Once lim->stop is set (before or during the solve) the solve is dropped and claims
+ * nothing: status HP_SOL_NONE, x NULL, bound -INFINITY, HP_OK. Without a stop flag it
+ * calls solve directly. What the child computes is what solve computes here. */
+hp_err hp__mip_solve_stoppable(hp_mip_backend solve, const char *name, const hp_mip *m,
+                               const double *start, const hp_limits *lim, double seconds,
+                               double cutoff, hp_mip_solution *out, hp_diag *d);
+
+/* hp_mip_decode_pattern_plan (hp_mip.h) whose layer DP also gives up once *stop is set
+ * (stop may be NULL): the decoding of the certificate's pattern programs. */
+hp_err hp__mip_decode_pattern_plan(const hp_problem *p, const hp_patterns *pt,
+                                   const hp_mip_pmap *map, const double *x, double seconds,
+                                   const volatile sig_atomic_t *stop, hp_plan *pl, int *found,
+                                   hp_diag *d);
 
 /* Relative tolerance of "optimal", of pruning and of "a plan below a bound": bounds and
  * times are sums of the same figures in different orders, equal to ~1e-15; the backends'

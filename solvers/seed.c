@@ -34,6 +34,7 @@ static hp_err split_and_offer(const hp_problem *prob, hp_plan *pl, const hp_limi
   hp__dp_opts_init(&o);
   o.ignore_memory = ignore_memory;
   o.deadline = deadline;
+  o.stop = lim->stop;
   o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
   o.cutoff = n_kept >= k ? kept[n_kept - 1].time : INFINITY;
   *obj = INFINITY;

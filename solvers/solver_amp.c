@@ -51,6 +51,7 @@ static hp_err amp_solve(const hp_problem *prob, const hp_plan *start, const hp_l
     o.allow_zdp = 0;
     o.layer_time = t;
     o.cutoff = best;
+    o.stop = lim->stop;
     err = hp__dp_split(prob, pl, &o, &found, &obj, &out->work, d);
     if (!err && found && obj < best) {   /* AMP ranks by its own prediction */
       best = obj;

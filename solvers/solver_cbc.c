@@ -56,8 +56,9 @@ static int load(Cbc_Model *cm, const hp_mip *m)
   return ok ? 0 : -1;
 }
 
-hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
-                          double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+/* The solve in this process (what the child of hp__mip_solve_stoppable runs). */
+static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *lim,
+                         double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
 {
   Cbc_Model *cm = Cbc_newModel();
   char buf[32];
@@ -89,9 +90,8 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
   }
   /* CBC installs its own SIGINT handler when it solves and leaves it there; through the C
    * interface that handler stops nothing, so a Ctrl-C would be lost. SIGINT is held
-   * back while CBC runs, the caller's handler put back, and the signal then delivered
-   * to it: the search stops at its next check, after this solve (which its time limit
-   * bounds). */
+   * back while CBC runs and the caller's handler put back (a caller with a stop flag has
+   * this run in a child process, which it kills on a stop: hp__cbc_solve_mip). */
   struct sigaction saved;
   sigset_t hold, before;
   int have_saved = sigaction(SIGINT, NULL, &saved) == 0;
@@ -137,6 +137,16 @@ hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *
   free(vals);
   if (has && !out->x) return hp_fail(d, HP_NOMEM, "out of memory");
   return HP_OK;
+}
+
+/* A Ctrl-C must end a CBC solve at once, and CBC has no way in to stop it (its cut
+ * callback is not called in the root LP or the root heuristics, where a solve spent 10 s
+ * after one): with a stop flag, the solve runs in a child process that is killed when the
+ * flag is set (mip_child.c), and claims nothing. */
+hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
+                          double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+{
+  return hp__mip_solve_stoppable(solve_here, "cbc", m, start, lim, seconds, cutoff, out, d);
 }
 
 static const hp_search_kind cbc_kind = { "CBC", hp__cbc_solve_mip };

@@ -127,8 +127,9 @@ static void leave_env(int ours, int term)
   else glp_term_out(term);
 }
 
-hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
-                           double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+/* The solve in this process (what the child of hp__mip_solve_stoppable runs). */
+static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *lim,
+                         double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
 {
   glp_prob *volatile P = NULL;
   double *volatile full = NULL;
@@ -204,6 +205,16 @@ done:
   leave_env(ours, term);   /* nothing of the call outlives it */
   free(full);
   return HP_OK;
+}
+
+/* The branch and cut's callback stops on lim->stop, but GLPK's simplex (the LP relaxation
+ * solved first, a start completed) has no callback and ran 10 s after a Ctrl-C: with a
+ * stop flag, the solve runs in a child process that is killed when the flag is set
+ * (mip_child.c), and claims nothing. */
+hp_err hp__glpk_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
+                           double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+{
+  return hp__mip_solve_stoppable(solve_here, "glpk", m, start, lim, seconds, cutoff, out, d);
 }
 
 static const hp_search_kind glpk_kind = { "GLPK", hp__glpk_solve_mip };

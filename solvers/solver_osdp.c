@@ -26,12 +26,18 @@ typedef struct osdp {
   double best;
   unsigned char *choice, *best_choice;
   long nodes, max_nodes;
+  const volatile sig_atomic_t *stop;   /* lim->stop, looked at every 4096 nodes */
+  int stopped;                     /* the search gave up on it: `best` is what it had */
 } osdp;
 
 static void dfs(osdp *o, int k, double states_dp, double states_z, double gather, double time)
 {
   int dp = o->pl->dp;
-  if (++o->nodes > o->max_nodes) return;
+  if (o->stopped || ++o->nodes > o->max_nodes) return;
+  if ((o->nodes & 4095) == 0 && o->stop && *o->stop) {
+    o->stopped = 1;
+    return;
+  }
   /* lower bounds: every remaining layer sharded (memory), cheapest choice (time) */
   if (states_dp + (states_z + o->rest_states[k]) / dp + gather + o->fixed_mem > o->cap) return;
   if (time + o->rest_min[k] >= o->best) return;
@@ -60,7 +66,8 @@ static int by_key_desc(const void *a, const void *b)
   return x->l < y->l ? -1 : 1;
 }
 
-static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes, int *fits,
+static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes,
+                         const volatile sig_atomic_t *stop, int *fits, int *stopped,
                          long *work, hp_diag *d)
 {
   const hp_model *m = prob->model;
@@ -75,6 +82,7 @@ static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes, in
   o.pl = pl;
   o.L = L;
   o.max_nodes = max_nodes;
+  o.stop = stop;
   o.best = INFINITY;
   o.order = hp__calloc((size_t)L, sizeof *o.order);
   o.dp_cost = hp__calloc((size_t)L, sizeof(double));
@@ -116,6 +124,7 @@ static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes, in
   dfs(&o, 0, 0, 0, 0, 0);
   *work += o.nodes;
   *fits = isfinite(o.best);
+  *stopped = o.stopped;
   for (int l = 0; l < L && *fits; l++) pl->zdp[l] = o.best_choice[l];
 done:
   free(ks);
@@ -146,13 +155,17 @@ static hp_err osdp_solve(const hp_problem *prob, const hp_plan *start, const hp_
   for (int im = 0; im < nm && im < 8192 && !err && !hp__should_stop(lim, deadline, out); im++) {
     hp_config c = { 1, 1, D, mbs[im] };
     hp_plan *pl = NULL;
-    int fits = 0;
+    int fits = 0, stopped = 0;
     if ((err = hp__plan_for(prob, &c, &pl, d))) break;
     hp_plan_split_even(pl);
     hp_plan_place_in_order(pl);
-    err = osdp_batch(prob, pl, max_nodes, &fits, &out->work, d);
-    if (!err && fits) err = hp__score_offer(prob, lim, pl, out, d);
+    err = osdp_batch(prob, pl, max_nodes, lim->stop, &fits, &stopped, &out->work, d);
+    if (!err && fits) err = hp__score_offer(prob, lim, pl, out, d);   /* the best it had */
     hp_plan_destroy(&pl);
+    if (stopped) {
+      hp__should_stop(lim, INFINITY, out);   /* records the interrupt */
+      break;
+    }
     if (!fits) break;          /* the sweep stops at the first batch size that does not fit */
   }
   if (!err && !out->plan) out->status = HP_SOL_NONE;

@@ -52,7 +52,7 @@ static hp_err score(const hp_problem *p, sa_state *st, hp_diag *d)
  * only splits whose DP figure is below `cutoff` are sought (INFINITY: any), which keeps
  * the DP's frontier small on deep models. */
 static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, double cutoff,
-                      double deadline, long *work, hp_diag *d)
+                      double deadline, const volatile sig_atomic_t *stop, long *work, hp_diag *d)
 {
   hp_dp_opts o;
   int found = 0;
@@ -64,6 +64,7 @@ static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, d
   hp__dp_opts_init(&o);
   o.cutoff = cutoff;
   o.deadline = deadline;
+  o.stop = stop;
   o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
   if ((err = hp__dp_split(p, st->pl, &o, &found, &obj, work, d))) return err;
   if (!found) {                       /* nothing fits: an even split, recomputing */
@@ -150,7 +151,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     cur.ci = hp__rng_int(&rng, n);
     cur.ng = hp__tp_groups(prob, cfg[cur.ci].tp, cur.groups);
     for (int i = 0; i < cur.ng; i++) cur.order[i] = i;
-    if ((err = rebuild(prob, cfg, &cur, INFINITY, deadline, &out->work, d))) goto done;
+    if ((err = rebuild(prob, cfg, &cur, INFINITY, deadline, lim->stop, &out->work, d))) goto done;
   }
   if (cur.fits && (err = hp__score_offer(prob, lim, cur.pl, out, d))) goto done;
 
@@ -167,14 +168,14 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     hp_plan_destroy(&cand.pl);
     if (kind < 4 && cur.ng > 1) {                         /* placement */
       hp__placement_move(cand.order, cand.ng, &rng);
-      err = rebuild(prob, cfg, &cand, cutoff, deadline, &out->work, d);
+      err = rebuild(prob, cfg, &cand, cutoff, deadline, lim->stop, &out->work, d);
     } else if (kind < 6) {                                /* configuration */
       cand.ci = hp__rng_int(&rng, n);
       if (cfg[cand.ci].tp != cfg[cur.ci].tp) {            /* new groups, Megatron order */
         cand.ng = hp__tp_groups(prob, cfg[cand.ci].tp, cand.groups);
         for (int i = 0; i < cand.ng; i++) cand.order[i] = i;
       }
-      err = rebuild(prob, cfg, &cand, cutoff, deadline, &out->work, d);
+      err = rebuild(prob, cfg, &cand, cutoff, deadline, lim->stop, &out->work, d);
     } else {                                              /* flags, boundaries kept */
       if ((err = hp_plan_copy(&cand.pl, cur.pl, d))) break;
       if (kind < 8 && cand.pl->dp > 1) {

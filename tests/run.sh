@@ -27,6 +27,7 @@ run unit "$build/unit_tests"
 run layers ./tests/layers/check_layers.sh "$build"
 run cli env HETPLAN="$build/hetplan" ./tests/cli/test_cli.sh
 run flags env HETPLAN="$build/hetplan" ./tests/cli/test_flags.sh
+run outputs env HETPLAN="$build/hetplan" ./tests/cli/test_outputs.sh
 run users env HETPLAN="$build/hetplan" ./tests/cli/test_users.sh
 run launch env HETPLAN="$build/hetplan" ./tests/cli/test_launch.sh
 run readme env HETPLAN="$build/hetplan" ./tests/cli/test_readme.sh

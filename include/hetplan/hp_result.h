@@ -71,7 +71,9 @@ typedef struct hp_limits {
   int keep_rejected;    /* also keep the `top` fastest plans that do not fit */
   hp_progress_fn progress;   /* may be NULL: the library itself never prints */
   /* may be NULL; once *stop is non-zero (a signal handler may set it), a search stops at
-   * its next check and returns its best so far, with stopped = HP_STOP_INTERRUPT */
+   * its next check and returns its best so far, with stopped = HP_STOP_INTERRUPT. With
+   * it set, the glpk and cbc backends solve in a child process (fork) that a stop kills
+   * within milliseconds; a solve so cut short claims nothing */
   const volatile sig_atomic_t *stop;
   void *progress_ctx;
   /* may be NULL: processes that search together (hp_team.h); solvers that do not use a

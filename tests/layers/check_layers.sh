@@ -2,7 +2,8 @@
 # check_layers.sh BUILD -- the layering of docs/architecture.md, read off the object
 # files: imports run downward only (cli -> solvers -> formulation -> core), and the
 # library (core, formulation, solvers) never prints, exits or aborts: no object of it
-# refers to stdout, stderr, printf-to-a-stream, exit or abort.
+# refers to stdout, stderr, printf-to-a-stream, exit or abort (but for the _exit that ends
+# the child process of a MIP solve, solvers/mip_child.c).
 # Ends with "layers: N passed, N failed".
 set -u
 build=${1:-build/test}
@@ -37,6 +38,9 @@ for i in 0 1 2; do
   for o in "$build/${layers[$i]}"/*.o; do
     [ -e "$o" ] || continue
     s=$(nm -u "$o" | awk '{ print $2 }' | grep -E "$forbidden" | tr '\n' ' ')
+    # the one exception: the child process of a MIP solve ends itself (solvers/mip_child.c);
+    # the caller's process never exits
+    [ "$(basename "$o")" = mip_child.o ] && [ "$s" = "_exit " ] && s=
     [ -n "$s" ] && hits+="$(basename "$o"): $s; "
   done
   if [ -z "$hits" ]; then ok "never_prints_${layers[$i]}"; else bad "never_prints_${layers[$i]}" "$hits"; fi

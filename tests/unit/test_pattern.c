@@ -26,7 +26,7 @@ static double pattern_bound(const hp_problem *p, const hp_classes *cl, const hp_
   o.exact = exact;
   if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) {
     b = r.bound;
-    if (r.found && hp__pattern_plan(p, &pt, &r, INFINITY, pl, &found, &d) == HP_OK && found) {
+    if (r.found && hp__pattern_plan(p, &pt, &r, INFINITY, NULL, pl, &found, &d) == HP_OK && found) {
       hp_eval e = {0};
       if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) *plan_time = e.iteration_time;
       hp_eval_release(&e);
