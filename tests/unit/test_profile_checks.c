@@ -139,21 +139,21 @@ TEST(a_job_file_without_the_key_leaves_the_acceptance_as_it_was)
 
 /* The tiny model's block: 4e12 FLOP per sample; fast: 100 TFLOPS, so at least 0.04 s a
  * sample at tp 1 and 0.02 s at tp 2 (splittable). */
-static const char *profile_error(const char *layer_times)
+/* The refusal of binding the model and profile texts with the tiny cluster at gbs 8
+ * ("" if they bind; "fixture: ..." if a text does not parse). */
+static const char *bind_error(const char *model, const char *profile)
 {
   static char msg[600];
-  char text[1024];
   hp_diag d = {0};
   hp_model *m = NULL;
   hp_cluster *c = NULL;
   hp_profile *pr = NULL;
   hp_problem *p = NULL;
   hp_job job = { .gbs = 8, .schedule = HP_1F1B };
-  snprintf(text, sizeof text, "{ \"layer_times\": [ %s ] }", layer_times);
   msg[0] = '\0';
-  if (hp_model_parse(fx_tiny_model, "m.json", &m, &d) ||
+  if (hp_model_parse(model, "m.json", &m, &d) ||
       hp_cluster_parse(fx_tiny_cluster, "c.json", &c, &d) ||
-      hp_profile_parse(text, "p.json", &pr, &d)) {
+      hp_profile_parse(profile, "p.json", &pr, &d)) {
     snprintf(msg, sizeof msg, "fixture: %s", d.msg);
     hp_model_destroy(&m);
     hp_cluster_destroy(&c);
@@ -162,6 +162,14 @@ static const char *profile_error(const char *layer_times)
   if (hp_problem_create(&p, m, c, pr, job, &d)) snprintf(msg, sizeof msg, "%s", d.msg);
   hp_problem_destroy(&p);
   return msg;
+}
+
+/* The same for the tiny model and a profile of these layer_times entries. */
+static const char *profile_error(const char *layer_times)
+{
+  char text[1024];
+  snprintf(text, sizeof text, "{ \"layer_times\": [ %s ] }", layer_times);
+  return bind_error(fx_tiny_model, text);
 }
 
 TEST(a_measured_time_faster_than_the_peak_is_refused_naming_the_entry)
@@ -199,17 +207,7 @@ TEST(a_non_splittable_layer_is_held_to_its_whole_flops_at_any_tp)
   static const char profile[] =
     "{ \"layer_times\": [ { \"kind\": \"norm\", \"type\": \"fast\", \"tp\": 2, \"mbs\": 1,"
     "  \"seconds\": 0.006 } ] }";
-  hp_diag d = {0};
-  hp_model *m = NULL;
-  hp_cluster *c = NULL;
-  hp_profile *pr = NULL;
-  hp_problem *p = NULL;
-  hp_job job = { .gbs = 8, .schedule = HP_1F1B };
-  CHECK(hp_model_parse(model, "m.json", &m, &d) == HP_OK);
-  CHECK(hp_cluster_parse(fx_tiny_cluster, "c.json", &c, &d) == HP_OK);
-  CHECK(hp_profile_parse(profile, "p.json", &pr, &d) == HP_OK);
-  CHECK(hp_problem_create(&p, m, c, pr, job, &d) == HP_INVAL);
-  CHECK_CONTAINS(d.msg, "takes 0.006 s, less than the 0.01 s its 1e+12 FLOP per GPU take");
+  CHECK_CONTAINS(bind_error(model, profile), "takes 0.006 s, less than the 0.01 s its 1e+12 FLOP per GPU take");
 }
 
 /* Pairs of points whose slope is below the peak's (block: 0.035 s a sample against
@@ -279,7 +277,6 @@ TEST(shape_records_compare_within_rounding_and_only_what_both_sides_know)
   "{ \"kinds\": { \"block\": { \"params\": %s, \"flops\": %s } }, \"layer_times\": ["  \
   "  { \"kind\": \"block\", \"type\": \"fast\", \"tp\": 1, \"mbs\": 1, \"seconds\": 0.2 } ] }"
   char text[1024];
-  hp_diag d = {0};
   snprintf(text, sizeof text, SHAPED, "4.000001e6", "4e12");
   CHECK(!strcmp(fx_profile_error(text), ""));
   {
@@ -287,20 +284,9 @@ TEST(shape_records_compare_within_rounding_and_only_what_both_sides_know)
     hp_problem_destroy(&p);
   }
   snprintf(text, sizeof text, SHAPED, "4.00001e6", "4e12");
-  {
-    hp_model *m = NULL;
-    hp_cluster *c = NULL;
-    hp_profile *pr = NULL;
-    hp_problem *p = NULL;
-    hp_job job = { .gbs = 8, .schedule = HP_1F1B };
-    CHECK(hp_model_parse(fx_tiny_model, "m.json", &m, &d) == HP_OK);
-    CHECK(hp_cluster_parse(fx_tiny_cluster, "c.json", &c, &d) == HP_OK);
-    CHECK(hp_profile_parse(text, "p.json", &pr, &d) == HP_OK);
-    CHECK(hp_problem_create(&p, m, c, pr, job, &d) == HP_INVAL);
-    CHECK_CONTAINS(d.msg, "profile 'p.json' does not fit model 'tiny-4': kind 'block' was "
-                   "timed at 4e+06 parameters and 4e+12 FLOP per sample, the model's layer "
-                   "'block.0' has 4e+06 and 4e+12");
-  }
+  CHECK_CONTAINS(bind_error(fx_tiny_model, text), "profile 'p.json' does not fit model "
+                 "'tiny-4': kind 'block' was timed at 4e+06 parameters and 4e+12 FLOP per "
+                 "sample, the model's layer 'block.0' has 4e+06 and 4e+12");
 }
 
 TEST(an_fp32_model_is_refused_a_profile_timed_in_16_bit)
