@@ -187,7 +187,7 @@ static int run(cli_ctx *ctx)
             if (pl->recompute[s2]) printf("%s%d", k++ ? ", " : "", s2);
           printf("], \"zero3_layers\": [");
           for (int l = 0, k = 0; l < pl->n_layers; l++)
-            if (pl->zdp[l] && pl->dp > 1) printf("%s%d", k++ ? ", " : "", l);
+            if (hp_plan_sharded(pl, l)) printf("%s%d", k++ ? ", " : "", l);
           printf("], \"text\": ");
           json_str(w->config);
           printf(" }");

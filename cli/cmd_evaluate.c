@@ -48,7 +48,7 @@ static void print_breakdown(FILE *out, const hp_problem *prob, const hp_plan *pl
   for (int s = 0; s < pl->pp; s++) {
     int nz = 0;
     char span[32];
-    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) nz += pl->zdp[l] && dp > 1;
+    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) nz += hp_plan_sharded(pl, l);
     snprintf(span, sizeof span, "%d-%d", pl->first[s], hp_stage_last(pl, s));
     for (int r = 0; r < dp; r++) {
       char devs[64] = "";

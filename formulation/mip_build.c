@@ -93,9 +93,9 @@ void hp__mip_memory_maxima(hp_mip *m, rowb *r, const hp_costs *tab, int s,
                            int *maxima, double *worst)
 {
   int L = tab->n_layers, pp = tab->pp;
-  hp_mem_terms k0, k1;
-  hp_cost_mem_coeffs(tab->inflight[s], tab->mbs, tab->dp, 0, &k0);
-  hp_cost_mem_coeffs(tab->inflight[s], tab->mbs, tab->dp, 1, &k1);
+  hp_mem_terms k0 = { .any_ck = 1 }, k1 = { .any_ck = 1 };
+  hp_cost_mem_coeffs(tab->inflight[s], 0, &k0);
+  hp_cost_mem_coeffs(tab->inflight[s], 1, &k1);
   maxima[0] = tab->dp > 1 ? col(m, 0, INFINITY, 0, 0, "gmax_s%d", s) : -1;
   maxima[1] = map->rec[s] >= 0 ? col(m, 0, INFINITY, 0, 0, "amax_s%d", s) : -1;
   maxima[2] = col(m, 0, INFINITY, 0, 0, "wmax_s%d", s);
@@ -104,10 +104,11 @@ void hp__mip_memory_maxima(hp_mip *m, rowb *r, const hp_costs *tab, int s,
     int k = l * pp + s;
     const hp_layer_cost *f = &tab->layer[l];
     if (maxima[0] >= 0) { rb_add(r, maxima[0], 1); rb_add(r, w[k], -f->param * HP_MIP_GIB); rb_emit(m, r, 'G', 0, "gmax_l%d_s%d", l, s); }
-    if (maxima[1] >= 0) { rb_add(r, maxima[1], 1); rb_add(r, v[k], -f->act * HP_MIP_GIB); rb_emit(m, r, 'G', 0, "amax_l%d_s%d", l, s); }
-    rb_add(r, maxima[2], 1); rb_add(r, x[k], -f->work * HP_MIP_GIB); rb_emit(m, r, 'G', 0, "wmax_l%d_s%d", l, s);
-    *worst += (f->state * k0.states_dp + k0.act_sum * f->act + k1.inputs * f->input +
-               k0.gather * f->param + k1.act_max * f->act + k0.work * f->work) * HP_MIP_GIB;
+    double act = hp_costs_layer_act(tab, l, -1), work = hp_costs_layer_work(tab, l, -1);
+    if (maxima[1] >= 0 && f->ck) { rb_add(r, maxima[1], 1); rb_add(r, v[k], -act * HP_MIP_GIB); rb_emit(m, r, 'G', 0, "amax_l%d_s%d", l, s); }
+    rb_add(r, maxima[2], 1); rb_add(r, x[k], -work * HP_MIP_GIB); rb_emit(m, r, 'G', 0, "wmax_l%d_s%d", l, s);
+    *worst += (f->state * k0.states + k0.act_sum * act + k1.act_keep * tab->mbs * f->input +
+               k0.gather * f->param + k1.act_max * act + k0.work * work) * HP_MIP_GIB;
   }
 }
 
@@ -115,17 +116,21 @@ void hp__mip_memory_row(rowb *r, const hp_costs *tab, int s, const int *x, const
                         const int *w, const int *maxima)
 {
   int L = tab->n_layers, pp = tab->pp;
-  hp_mem_terms k0, k1;            /* the memory's coefficients without, with recompute */
-  hp_cost_mem_coeffs(tab->inflight[s], tab->mbs, tab->dp, 0, &k0);
-  hp_cost_mem_coeffs(tab->inflight[s], tab->mbs, tab->dp, 1, &k1);
+  hp_mem_terms k0 = { .any_ck = 1 }, k1 = { .any_ck = 1 };   /* without, with recompute */
+  hp_cost_mem_coeffs(tab->inflight[s], 0, &k0);
+  hp_cost_mem_coeffs(tab->inflight[s], 1, &k1);
   /* replicated, no recompute; sharding moves states to the sharded term; recompute
    * trades the saved activations for the inputs */
   for (int l = 0; l < L; l++) {
     int k = l * pp + s;
     const hp_layer_cost *f = &tab->layer[l];
-    rb_add(r, x[k], (f->state * k0.states_dp + k0.act_sum * f->act) * HP_MIP_GIB);
-    if (w[k] >= 0) rb_add(r, w[k], f->state * (k0.states_z - k0.states_dp) * HP_MIP_GIB);
-    if (v[k] >= 0) rb_add(r, v[k], (k1.inputs * f->input - k0.act_sum * f->act) * HP_MIP_GIB);
+    double act = hp_costs_layer_act(tab, l, -1);
+    rb_add(r, x[k], (f->state * k0.states + k0.act_sum * act) * HP_MIP_GIB);
+    if (w[k] >= 0)
+      rb_add(r, w[k], (hp_costs_layer_states(tab, l, HP_SHARD_ZDP) - f->state) * k0.states * HP_MIP_GIB);
+    /* recompute keeps a checkpointable layer's input instead of its activations */
+    if (v[k] >= 0 && f->ck)
+      rb_add(r, v[k], (k1.act_keep * tab->mbs * f->input - k0.act_sum * act) * HP_MIP_GIB);
   }
   rb_add(r, maxima[0], k0.gather);
   rb_add(r, maxima[1], k1.act_max);
@@ -136,7 +141,7 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
                     hp_mip **out, hp_mip_map *map, hp_diag *d)
 {
   int L = prob->model->n_layers, pp = pl->pp, dp = pl->dp;
-  double rc = hp_cost_recompute(1, 1) - 1;   /* recompute's extra share of the compute */
+  double rc = hp_cost_recompute(1, 1, 1) - 1;   /* recompute's extra share of the compute */
   hp_costs tab;
   hp_mip *m = NULL;
   int *x = hp__calloc((size_t)L * pp, sizeof *x), *v = hp__calloc((size_t)L * pp, sizeof *v);
@@ -160,14 +165,18 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
   for (int s = 0; s < pp; s++)
     for (int rr = 0; rr < dp; rr++) {
       int k = s * dp + rr, cls = tab.slot_class[k];
-      double zt = hp_cost_gather(1, dp, tab.bdp[s]) * HP_MIP_MS;   /* per byte sharded */
+      /* per byte sharded: the gather, and the gradients' scatter (its latency left out: a
+       * lower bound) */
+      double zt = hp_cost_gather(1, 0, 1, dp, tab.bdp[s], 0) * HP_MIP_MS;
+      double zr = hp_cost_grad_scatter(1, 1, dp, tab.bdp[s], 0) * HP_MIP_MS;
       t[k] = col(m, 0, INFINITY, 0, 0, "t_s%d_r%d", s, rr);
       rb_add(&r, t[k], 1);
       for (int l = 0; l < L; l++) {
         double c = hp_costs_time(&tab, cls, l) * HP_MIP_MS;
         rb_add(&r, x[l * pp + s], -c);
-        if (v[l * pp + s] >= 0) rb_add(&r, v[l * pp + s], -c * rc);
-        if (w[l * pp + s] >= 0) rb_add(&r, w[l * pp + s], -zt * tab.layer[l].param);
+        if (v[l * pp + s] >= 0 && tab.layer[l].ck) rb_add(&r, v[l * pp + s], -c * rc);
+        if (w[l * pp + s] >= 0)
+          rb_add(&r, w[l * pp + s], -zt * tab.layer[l].param - zr * tab.layer[l].grad);
       }
       rb_emit(m, &r, 'E', 0, "time_s%d_r%d", s, rr);
     }
@@ -203,15 +212,16 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
 
   /* Q >= sync_s (the sync is linear in the gradient bytes). */
   map->obj_sync = col(m, 0, INFINITY, 0, 1, "Q");
-  for (int s = 0; s < pp && dp > 1; s++) {
-    double aG = hp_cost_sync(1, 0, dp, tab.bdp[s], 0) * HP_MIP_MS;
-    double aZ = hp_cost_sync(0, 1, dp, tab.bdp[s], 0) * HP_MIP_MS;
+  /* overlapped, the reduction may hide behind the pipeline: Q = 0 is a lower bound */
+  for (int s = 0; s < pp && dp > 1 && prob->job.grad_sync != HP_SYNC_OVERLAP; s++) {
+    double aG = hp_cost_reduce(1, 0, dp, tab.bdp[s], 0) * HP_MIP_MS;
+    double aZ = 0;                  /* zdp gradients were scattered per micro-batch */
     rb_add(&r, map->obj_sync, 1);
     for (int l = 0; l < L; l++) {
       rb_add(&r, x[l * pp + s], -aG * tab.layer[l].grad);
       rb_add(&r, w[l * pp + s], (aG - aZ) * tab.layer[l].grad);
     }
-    rb_emit(m, &r, 'G', hp_cost_sync(0, 0, dp, tab.bdp[s], tab.latdp[s]) * HP_MIP_MS, "sync_s%d", s);
+    rb_emit(m, &r, 'G', hp_cost_reduce(0, 0, dp, tab.bdp[s], tab.latdp[s]) * HP_MIP_MS, "sync_s%d", s);
   }
 
   /* Memory of the stage's devices against their smallest capacity, GiB. */
@@ -252,7 +262,7 @@ void hp_mip_decode(const hp_mip_map *map, const double *x, hp_plan *plan)
     }
     for (int s = prev + 1; s <= st; s++) plan->first[s] = l;
     if (st > prev) prev = st;
-    plan->zdp[l] = map->zdp[l] >= 0 && x[map->zdp[l]] > 0.5;
+    plan->mode[l] = map->zdp[l] >= 0 && x[map->zdp[l]] > 0.5 ? HP_SHARD_ZDP : HP_SHARD_DP;
   }
   plan->first[pp] = L;
   for (int s = 0; s < pp; s++) plan->recompute[s] = map->rec[s] >= 0 && x[map->rec[s]] > 0.5;
@@ -268,5 +278,5 @@ void hp_mip_encode(const hp_mip *m, const hp_mip_map *map, const hp_plan *plan, 
   for (int s = 0; s < pp; s++)
     if (map->rec[s] >= 0) x[map->rec[s]] = plan->recompute[s];
   for (int l = 0; l < L; l++)
-    if (map->zdp[l] >= 0) x[map->zdp[l]] = plan->zdp[l];
+    if (map->zdp[l] >= 0) x[map->zdp[l]] = plan->mode[l] == HP_SHARD_ZDP;
 }

@@ -44,12 +44,12 @@ static void add_presence(rowb *r, const hp_patterns *pt, const hp_mip_pmap *map,
 static void add_compute(rowb *r, const hp_costs *tab, int s, int c, const int *x, const int *v,
                         double sign)
 {
-  double rc = hp_cost_recompute(1, 1) - 1;
+  double rc = hp_cost_recompute(1, 1, 1) - 1;
   int L = tab->n_layers, pp = tab->pp;
   for (int l = 0; l < L; l++) {
     double t = hp_costs_time(tab, c, l) * HP_MIP_MS;
     rb_add(r, x[l * pp + s], sign * t);
-    if (v[l * pp + s] >= 0) rb_add(r, v[l * pp + s], sign * t * rc);
+    if (v[l * pp + s] >= 0 && tab->layer[l].ck) rb_add(r, v[l * pp + s], sign * t * rc);
   }
 }
 
@@ -58,7 +58,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
 {
   const hp_costs *tab = &pt->tab;
   int L = tab->n_layers, pp = tab->pp, dp = tab->dp, K = pt->n_kind, C = pt->n_cls;
-  double rc = hp_cost_recompute(1, 1) - 1, sum_param = 0, sum_grad = 0, max_out = 0;
+  double rc = hp_cost_recompute(1, 1, 1) - 1, sum_param = 0, sum_grad = 0, max_out = 0;
   hp_mip *m = NULL;
   int *x = hp__calloc((size_t)L * pp, sizeof *x), *v = hp__calloc((size_t)L * pp, sizeof *v);
   int *w = hp__calloc((size_t)L * pp, sizeof *w), *tmax = hp__calloc((size_t)pp, sizeof *tmax);
@@ -119,9 +119,14 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     if (dp <= 1) continue;
     g[s] = col(m, 0, INFINITY, 0, 0, "g_s%d", s);
     for (int k = 0; k < K; k++) {
-      double gam = hp_cost_gather(1, dp, pt->kind[k].bdp) * HP_MIP_MS, big = gam * sum_param;
+      /* per byte sharded: the gather and the gradients' per-micro-batch scatter (its
+       * latency left out: a lower bound) */
+      double gam = hp_cost_gather(1, 0, 1, dp, pt->kind[k].bdp, 0) * HP_MIP_MS;
+      double gr = hp_cost_grad_scatter(1, 1, dp, pt->kind[k].bdp, 0) * HP_MIP_MS;
+      double big = gam * sum_param + gr * sum_grad;
       rb_add(&r, g[s], 1);
-      for (int l = 0; l < L; l++) rb_add(&r, w[l * pp + s], -gam * tab->layer[l].param);
+      for (int l = 0; l < L; l++)
+        rb_add(&r, w[l * pp + s], -gam * tab->layer[l].param - gr * tab->layer[l].grad);
       rb_add(&r, map->kind[s * K + k], -big);
       rb_emit(m, &r, 'G', -big, "gather_s%d_k%d", s, k);
     }
@@ -132,7 +137,8 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     double worst_gather = 0;
     for (int l = 0; l < L; l++) bigc[c] += hp_costs_time(tab, c, l) * (1 + rc) * HP_MIP_MS;
     for (int k = 0; k < K; k++) {
-      double gam = hp_cost_gather(1, dp, pt->kind[k].bdp) * HP_MIP_MS * sum_param;
+      double gam = (hp_cost_gather(1, 0, 1, dp, pt->kind[k].bdp, 0) * sum_param +
+                    hp_cost_grad_scatter(1, 1, dp, pt->kind[k].bdp, 0) * sum_grad) * HP_MIP_MS;
       if (dp > 1 && gam > worst_gather) worst_gather = gam;
     }
     bigc[c] += worst_gather;
@@ -207,12 +213,13 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
 
   /* Q >= the sync bound of the stage's kind. */
   map->base.obj_sync = col(m, 0, INFINITY, 0, 1, "Q");
-  for (int s = 0; s < pp && dp > 1; s++)
+  /* overlapped, the reduction may hide behind the pipeline: Q = 0 is a lower bound */
+  for (int s = 0; s < pp && dp > 1 && prob->job.grad_sync != HP_SYNC_OVERLAP; s++)
     for (int k = 0; k < K; k++) {
       const hp_stage_kind *kd = &pt->kind[k];
-      double aG = hp_cost_sync(1, 0, dp, kd->bdp, 0) * HP_MIP_MS;
-      double aZ = hp_cost_sync(0, 1, dp, kd->bdp, 0) * HP_MIP_MS;
-      double c0 = hp_cost_sync(0, 0, dp, kd->bdp, kd->latdp) * HP_MIP_MS, big = aG * sum_grad + c0;
+      double aG = hp_cost_reduce(1, 0, dp, kd->bdp, 0) * HP_MIP_MS;
+      double aZ = 0;                /* zdp gradients were scattered per micro-batch */
+      double c0 = hp_cost_reduce(0, 0, dp, kd->bdp, kd->latdp) * HP_MIP_MS, big = aG * sum_grad + c0;
       rb_add(&r, map->base.obj_sync, 1);
       for (int l = 0; l < L; l++) {
         rb_add(&r, x[l * pp + s], -aG * tab->layer[l].grad);

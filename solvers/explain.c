@@ -33,7 +33,7 @@ static double least_mem(const hp_costs *c, int s, const hp_mem_terms *t, int *re
   double best = INFINITY;
   for (int zz = 0; zz < (c->dp > 1 ? 2 : 1); zz++)
     for (int rr = 0; rr < 2; rr++) {
-      double m = hp_cost_mem_total(&t[zz], c->inflight[s], c->mbs, c->dp, rr);
+      double m = hp_cost_mem_total(&t[zz], c->inflight[s], rr);
       if (m < best) {   /* strictly less: fewer levers on ties (they cost time) */
         best = m;
         if (rec) *rec = rr;
@@ -58,8 +58,8 @@ static double split_least_short(const hp_costs *c, hp_plan *pl, double *f, int *
     hp_mem_terms t[2];
     memset(t, 0, sizeof t);
     for (int j = 1; j <= L - (pp - 1); j++) {
-      hp_costs_mem_add(c, j - 1, 0, &t[0]);
-      hp_costs_mem_add(c, j - 1, 1, &t[1]);
+      hp_costs_mem_add(c, j - 1, HP_SHARD_DP, 1, -1, &t[0]);
+      hp_costs_mem_add(c, j - 1, HP_SHARD_ZDP, 1, -1, &t[1]);
       F(0, j) = least_mem(c, 0, t, NULL, NULL) - c->cap[0];
       ARG(0, j) = 0;
     }
@@ -70,8 +70,8 @@ static double split_least_short(const hp_costs *c, hp_plan *pl, double *f, int *
     memset(t, 0, sizeof t);
       for (int i = j - 1; i >= s; i--) {   /* stage s = layers i..j-1 */
         double over, v;
-        hp_costs_mem_add(c, i, 0, &t[0]);
-        hp_costs_mem_add(c, i, 1, &t[1]);
+        hp_costs_mem_add(c, i, HP_SHARD_DP, 1, -1, &t[0]);
+        hp_costs_mem_add(c, i, HP_SHARD_ZDP, 1, -1, &t[1]);
         if (F(s - 1, i) == INFINITY) continue;
         over = least_mem(c, s, t, NULL, NULL) - c->cap[s];
         v = over > F(s - 1, i) ? over : F(s - 1, i);
@@ -95,12 +95,12 @@ static double split_least_short(const hp_costs *c, hp_plan *pl, double *f, int *
     memset(t, 0, sizeof t);
     int rec = 0, z = 0;
     for (int l = pl->first[s]; l < pl->first[s + 1]; l++) {
-      hp_costs_mem_add(c, l, 0, &t[0]);
-      hp_costs_mem_add(c, l, 1, &t[1]);
+      hp_costs_mem_add(c, l, HP_SHARD_DP, 1, -1, &t[0]);
+      hp_costs_mem_add(c, l, HP_SHARD_ZDP, 1, -1, &t[1]);
     }
     least_mem(c, s, t, &rec, &z);
     pl->recompute[s] = (unsigned char)rec;
-    for (int l = pl->first[s]; l < pl->first[s + 1]; l++) pl->zdp[l] = (unsigned char)z;
+    for (int l = pl->first[s]; l < pl->first[s + 1]; l++) pl->mode[l] = z ? HP_SHARD_ZDP : HP_SHARD_DP;
   }
   return F(pp - 1, L);
 #undef F
@@ -333,7 +333,7 @@ static void describe_levers(const hp_problem *prob, hp_explain *x)
     free(deg);
   }
   for (int s = 0; s < m->pp; s++) nr += m->recompute[s];
-  for (int l = 0; l < m->n_layers; l++) nz += m->zdp[l] && m->dp > 1;
+  for (int l = 0; l < m->n_layers; l++) nz += hp_plan_sharded(m, l);
   snprintf(x->levers, sizeof x->levers, "micro-batches of 1; recompute on %d of %d stages; "
            "ZeRO-3 on %d of %d layers%s; %d stages (the space allows up to %d); each where it "
            "saves memory", nr, m->pp, nz, m->n_layers, m->dp > 1 ? "" : " (dp 1: nothing to shard)",

@@ -166,10 +166,9 @@ static int shard_suffix(const dp_ctx *c, int s, int i, int j, const hp_mem_terms
     hp_mem_terms t = *mdp;
     double sz = c->spre[j + 1] - c->spre[k];
     if (c->k.layer[k].param > buf) buf = c->k.layer[k].param;
-    t.states_dp -= sz;
-    t.states_z = sz;
+    t.states -= sz * (1 - 1.0 / dp);
     t.gather = buf;
-    if (hp_cost_mem_total(&t, c->k.inflight[s], c->pl->mbs, dp, rec) <= c->k.cap[s]) {
+    if (hp_cost_mem_total(&t, c->k.inflight[s], rec) <= c->k.cap[s]) {
       *part = t;
       return k;
     }
@@ -190,7 +189,7 @@ static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_term
   double zb = c->zpre[j + 1] - c->zpre[i], gb = c->gpre[j + 1] - c->gpre[i];
   for (int z = 0; z <= (c->o->allow_zdp && dp > 1); z++)
     for (int rec = 0; rec <= c->o->allow_recompute; rec++) {
-      double mem = hp_cost_mem_total(z ? mz : mdp, c->k.inflight[s], pl->mbs, dp, rec);
+      double mem = hp_cost_mem_total(z ? mz : mdp, c->k.inflight[s], rec);
       if (!c->o->ignore_memory && mem > c->k.cap[s]) {
         hp_mem_terms part;
         int k;
@@ -200,16 +199,20 @@ static int stage_options(const dp_ctx *c, int s, int i, int j, const hp_mem_term
           continue;
         double pz = c->zpre[j + 1] - c->zpre[k], gz = c->gpre[j + 1] - c->gpre[k];
         option *op = &out[n++];
-        op->t = hp_cost_recompute(base, rec) + hp_cost_gather(pz, dp, c->k.bdp[s]);
-        op->q = hp_cost_sync(gb - gz, gz, dp, c->k.bdp[s], c->k.latdp[s]);
+        op->t = hp_cost_recompute(base, base, rec) +
+                hp_cost_gather(pz, 0, 1, dp, c->k.bdp[s], c->k.latdp[s]) +
+                hp_cost_grad_scatter(gz, 1, dp, c->k.bdp[s], c->k.latdp[s]);
+        op->q = hp_cost_reduce(gb - gz, 0, dp, c->k.bdp[s], c->k.latdp[s]);
         op->rec = (unsigned char)rec;
         op->zdp = 2;
         op->zfrom = k;
         continue;
       }
       option *op = &out[n++];
-      op->t = hp_cost_recompute(base, rec) + (z ? hp_cost_gather(zb, dp, c->k.bdp[s]) : 0);
-      op->q = hp_cost_sync(z ? 0 : gb, z ? gb : 0, dp, c->k.bdp[s], c->k.latdp[s]);
+      op->t = hp_cost_recompute(base, base, rec) +
+              (z ? hp_cost_gather(zb, 0, 1, dp, c->k.bdp[s], c->k.latdp[s]) +
+                   hp_cost_grad_scatter(gb, 1, dp, c->k.bdp[s], c->k.latdp[s]) : 0);
+      op->q = hp_cost_reduce(z ? 0 : gb, 0, dp, c->k.bdp[s], c->k.latdp[s]);
       op->rec = (unsigned char)rec;
       op->zdp = (unsigned char)z;
       op->zfrom = i;
@@ -235,12 +238,12 @@ static hp_err run_dp(dp_ctx *c, long *work)
         option ops[4];
         int nop;
         if (s == pp - 1 && j < L - 1) {   /* the last stage takes every remaining layer */
-          hp_costs_mem_add(&c->k, j, 0, &mdp);
-          hp_costs_mem_add(&c->k, j, 1, &mz);
+          hp_costs_mem_add(&c->k, j, HP_SHARD_DP, 1, -1, &mdp);
+          hp_costs_mem_add(&c->k, j, HP_SHARD_ZDP, 1, -1, &mz);
           continue;
         }
-        hp_costs_mem_add(&c->k, j, 0, &mdp);
-        hp_costs_mem_add(&c->k, j, 1, &mz);
+        hp_costs_mem_add(&c->k, j, HP_SHARD_DP, 1, -1, &mdp);
+        hp_costs_mem_add(&c->k, j, HP_SHARD_ZDP, 1, -1, &mz);
         nop = stage_options(c, s, i, j, &mdp, &mz, ops);
         /* memory only grows with the layers, and (gas - 1) x the stage time bounds the
          * objective: past either limit no longer stage can help */
@@ -282,8 +285,8 @@ static double even_split_bound(const dp_ctx *c)
     option ops[4];
     int nop, b = 0;
     for (int l = i; l <= j; l++) {
-      hp_costs_mem_add(&c->k, l, 0, &mdp);
-      hp_costs_mem_add(&c->k, l, 1, &mz);
+      hp_costs_mem_add(&c->k, l, HP_SHARD_DP, 1, -1, &mdp);
+      hp_costs_mem_add(&c->k, l, HP_SHARD_ZDP, 1, -1, &mz);
     }
     nop = stage_options(c, s, i, j, &mdp, &mz, ops);
     if (nop == 0) return INFINITY;
@@ -351,7 +354,7 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
         plan->first[s] = x->start;
         plan->recompute[s] = x->rec;
         for (int l = x->start; l < (s == c.pp - 1 ? c.L : plan->first[s + 1]); l++)
-          plan->zdp[l] = x->zdp == 1 || (x->zdp == 2 && l >= x->zfrom);
+          plan->mode[l] = x->zdp == 1 || (x->zdp == 2 && l >= x->zfrom) ? HP_SHARD_ZDP : HP_SHARD_DP;
         pi = x->prev;
       }
       plan->first[c.pp] = c.L;

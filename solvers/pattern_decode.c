@@ -156,8 +156,9 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
   if ((err = hp_plan_copy(&own, pl, d))) goto done;
   memcpy(own->first, r->first, (size_t)(pp + 1) * sizeof *own->first);
   memcpy(own->recompute, r->rec, (size_t)pp);
-  if (r->zdp) memcpy(own->zdp, r->zdp, (size_t)pl->n_layers);
-  else memset(own->zdp, 0, (size_t)pl->n_layers);
+  if (r->zdp)
+    for (int l = 0; l < pl->n_layers; l++) own->mode[l] = r->zdp[l] ? HP_SHARD_ZDP : HP_SHARD_DP;
+  else memset(own->mode, 0, (size_t)pl->n_layers);
   hp__dp_opts_init(&o);
   o.deadline = deadline;
   o.stop = stop;
@@ -170,7 +171,7 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
     if (fb && (!fa || b.iteration_time < a.iteration_time)) {
       memcpy(pl->first, own->first, (size_t)(pp + 1) * sizeof *pl->first);
       memcpy(pl->recompute, own->recompute, (size_t)pp);
-      memcpy(pl->zdp, own->zdp, (size_t)pl->n_layers);
+      memcpy(pl->mode, own->mode, (size_t)pl->n_layers);
       *found = 1;
     }
     hp_eval_release(&a);
@@ -213,7 +214,7 @@ hp_err hp__mip_decode_pattern_plan(const hp_problem *p, const hp_patterns *pt,
   hp_mip_decode(&map->base, x, pl);
   memcpy(r.first, pl->first, (size_t)(pp + 1) * sizeof *r.first);
   memcpy(r.rec, pl->recompute, (size_t)pp);
-  memcpy(r.zdp, pl->zdp, (size_t)L);
+  for (int l = 0; l < L; l++) r.zdp[l] = pl->mode[l] == HP_SHARD_ZDP;
   hp_mip_decode_pattern(map, x, r.kind, r.count);
   for (int s = 0; s < pp; s++) {            /* counts must be a placement's */
     int sum = 0;

@@ -174,10 +174,14 @@ static void stage_option(const pdp *c, int i, int j, int kind, int rec, double m
       if (v > hi) hi = v;
     }
   phi_sync = c->p->model->grad_bytes > 2 * c->p->model->param_bytes && dp > 1 ? 1 : phi;
-  double gather = phi > 0 ? hp_cost_gather(phi * Pz, dp, k->bdp) : 0;
-  o->t_max = hp_cost_recompute(hi, rec) + gather;
-  o->t_min = hp_cost_recompute(lo, rec) + gather;
-  o->q = hp_cost_sync((1 - phi_sync) * G, phi_sync * G, dp, k->bdp, k->latdp);
+  /* sharding a fraction phi: its gather and its gradients' per-micro-batch scatter */
+  double gather = phi > 0 ? hp_cost_gather(phi * Pz, 0, 1, dp, k->bdp, k->latdp) +
+                            hp_cost_grad_scatter(phi * G, 1, dp, k->bdp, k->latdp) : 0;
+  /* recompute re-runs checkpointable layers only: counted as none here (a lower bound) */
+  o->t_max = hp_cost_recompute(hi, 0, rec) + gather;
+  o->t_min = hp_cost_recompute(lo, 0, rec) + gather;
+  o->q = c->p->job.grad_sync == HP_SYNC_OVERLAP ? 0   /* overlapped: T >= the pipeline */
+         : hp_cost_reduce((1 - phi_sync) * G, 0, dp, k->bdp, k->latdp);
   o->ok = 1;
 }
 
@@ -272,7 +276,7 @@ static hp_err run(pdp *c, long *best)
       hp_mem_terms mt = {0};
       int jmax = s == pp - 1 ? L - 1 : L - (pp - s);
       for (int j = i; j <= jmax && !err && !c->overflow; j++) {
-        hp_costs_mem_add(&c->pt->tab, j, 0, &mt);
+        hp_costs_mem_add(&c->pt->tab, j, HP_SHARD_DP, 1, -1, &mt);
         if (s == pp - 1 && j < L - 1) continue;   /* the last stage takes the rest */
         double states = c->spre[j + 1] - c->spre[i], least = INFINITY;
         for (int x = 0; x < c->C; x++) {
@@ -282,7 +286,7 @@ static hp_err run(pdp *c, long *best)
         /* M >= (gas - 1) t_max >= (gas - 1) x the least compute: longer stages only grow */
         if ((double)(c->gas - 1) * least + pp * fmin(c->pen_min, 0) > c->cutoff * (1 + 1e-12)) break;
         for (int rec = 0; rec < 2; rec++)
-          mem0[rec] = hp_cost_mem_total(&mt, c->pt->tab.inflight[s], c->pt->tab.mbs, c->dp, rec);
+          mem0[rec] = hp_cost_mem_total(&mt, c->pt->tab.inflight[s], rec);
         for (int k = 0; k < K && !err && !c->overflow; k++)
           for (int rec = 0; rec < 2 && !err && !c->overflow; rec++) {
             popt o;

@@ -69,7 +69,7 @@ static hp_err try_flags(enum_state *st, hp_plan *pl, hp_diag *d)
     for (unsigned long zm = 0; zm < n_z; zm++) {
       hp_eval e = {0};
       hp_err err;
-      for (int l = 0; l < pl->n_layers; l++) pl->zdp[l] = (zm >> l) & 1;
+      for (int l = 0; l < pl->n_layers; l++) pl->mode[l] = (zm >> l) & 1 ? HP_SHARD_ZDP : HP_SHARD_DP;
       err = hp_evaluate(st->prob, pl, &e, d);
       st->work++;
       if (err) { hp_eval_release(&e); return err; }

@@ -103,14 +103,14 @@ static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes,
    * with pp = 1 the one stage holds every device, and T = gas * t + sync */
   bdp = tab.bdp[0];
   o.cap = tab.cap[0];
-  for (int l = 0; l < L; l++) hp_costs_mem_add(&tab, l, 0, &mt);
-  o.fixed_mem = hp_cost_mem_total(&mt, tab.inflight[0], pl->mbs, dp, 0) - mt.states_dp;
+  for (int l = 0; l < L; l++) hp_costs_mem_add(&tab, l, HP_SHARD_DP, 1, -1, &mt);
+  o.fixed_mem = hp_cost_mem_total(&mt, tab.inflight[0], 0) - mt.states;
   for (int l = 0; l < L; l++) {
     o.states[l] = tab.layer[l].state;
     o.gbytes[l] = tab.layer[l].param;
-    o.dp_cost[l] = hp_cost_sync(tab.layer[l].grad, 0, dp, bdp, 0);
-    o.z_cost[l] = (double)pl->gas * hp_cost_gather(o.gbytes[l], dp, bdp) +
-                  hp_cost_sync(0, tab.layer[l].grad, dp, bdp, 0);
+    o.dp_cost[l] = hp_cost_reduce(tab.layer[l].grad, 0, dp, bdp, 0);
+    o.z_cost[l] = (double)pl->gas * (hp_cost_gather(o.gbytes[l], 0, 1, dp, bdp, 0) +
+                                     hp_cost_grad_scatter(tab.layer[l].grad, 1, dp, bdp, 0));
   }
   hp_costs_release(&tab);
   for (int l = 0; l < L; l++) ks[l] = (keyed){ o.states[l], l };
@@ -125,7 +125,7 @@ static hp_err osdp_batch(const hp_problem *prob, hp_plan *pl, long max_nodes,
   *work += o.nodes;
   *fits = isfinite(o.best);
   *stopped = o.stopped;
-  for (int l = 0; l < L && *fits; l++) pl->zdp[l] = o.best_choice[l];
+  for (int l = 0; l < L && *fits; l++) pl->mode[l] = o.best_choice[l] ? HP_SHARD_ZDP : HP_SHARD_DP;
 done:
   free(ks);
   free(o.order); free(o.dp_cost); free(o.z_cost); free(o.states); free(o.gbytes);

@@ -37,7 +37,7 @@ hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_
       (*out)->first[b - 1] = t;
     }
   for (int s = 0; s < c->pp; s++) (*out)->recompute[s] = (unsigned char)hp__rng_int(rng, 2);
-  for (int l = 0; l < L; l++) (*out)->zdp[l] = c->dp > 1 ? (unsigned char)hp__rng_int(rng, 2) : 0;
+  for (int l = 0; l < L; l++) (*out)->mode[l] = c->dp > 1 && hp__rng_int(rng, 2) ? HP_SHARD_ZDP : HP_SHARD_DP;
 done:
   free(groups);
   free(order);

@@ -180,7 +180,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
       if ((err = hp_plan_copy(&cand.pl, cur.pl, d))) break;
       if (kind < 8 && cand.pl->dp > 1) {
         int l = hp__rng_int(&rng, cand.pl->n_layers);
-        cand.pl->zdp[l] = !cand.pl->zdp[l];
+        cand.pl->mode[l] = cand.pl->mode[l] ? HP_SHARD_DP : HP_SHARD_ZDP;
       } else {
         int s = hp__rng_int(&rng, cand.pl->pp);
         cand.pl->recompute[s] = !cand.pl->recompute[s];

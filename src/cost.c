@@ -1,7 +1,8 @@
-/* cost.c -- the cost tables of hp_cost.h: cost-model.md version 1.1, sections 3 and 4,
- * written once. Per configuration: each layer's memory, gradient and hand-off figures
- * and the in-flight counts; per placement: TP-group classes with their layer times, the
- * hand-off lanes, the replica groups' shared links (R(n)) and the stages' capacities. */
+/* cost.c -- the cost tables of hp_cost.h: cost-model.md version 1.2, sections 3 and 4,
+ * written once. Per configuration: each layer's memory, gradient, step and hand-off
+ * figures, measured memory and the in-flight counts; per placement: TP-group classes with
+ * their layer times, the hand-off lanes sharing each node's interface (H_s(n)), the
+ * replica groups' shared links (R(n)) and the stages' capacities. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,53 +14,81 @@ double hp_cost_handoff(double out_bytes, int mbs, int tp, double bw, double lat)
   return 2.0 * out_bytes * mbs / tp / bw + 2.0 * lat;
 }
 
-double hp_cost_gather(double zbytes, int dp, double bdp)
+double hp_cost_gather(double zbytes, double extra, int any, int dp, double bdp, double latdp)
 {
-  if (dp <= 1 || zbytes <= 0) return 0;
-  return 2.0 * hp_cost_ring_share(dp) * zbytes / bdp;   /* an all-gather each way */
+  if (dp <= 1 || !any) return 0;
+  /* an all-gather each way; each slice after the first pays the latency again, each way */
+  return 2.0 * hp_cost_ring_share(dp) * zbytes / bdp + 2.0 * extra * (dp - 1) * latdp;
 }
 
-double hp_cost_sync(double G, double Gz, int dp, double bdp, double latdp)
+double hp_cost_grad_scatter(double rbytes, int any, int dp, double bdp, double latdp)
+{
+  if (dp <= 1 || !any) return 0;
+  return hp_cost_ring_share(dp) * rbytes / bdp + (double)(dp - 1) * latdp;
+}
+
+double hp_cost_reduce(double G, double Gr, int dp, double bdp, double latdp)
 {
   if (dp <= 1) return 0;
-  return (hp_cost_ring_allreduce(dp) * G + hp_cost_ring_share(dp) * Gz) / bdp
+  return (hp_cost_ring_allreduce(dp) * G + hp_cost_ring_share(dp) * Gr) / bdp
          + hp_cost_ring_latency(dp, latdp);
 }
 
-double hp_cost_replica(long gas, double tmax, double tsum, double esum)
+double hp_cost_allgather(double Gp, int dp, double bdp)
 {
-  return (double)(gas - 1) * tmax + tsum + esum;
+  if (dp <= 1 || Gp <= 0) return 0;
+  return hp_cost_ring_share(dp) * Gp / bdp;
 }
 
-double hp_cost_recompute(double compute, int recompute)
+double hp_cost_period(double t, double e_in, double e_out)
 {
-  return recompute ? compute * (1.0 + 1.0 / 3.0) : compute;
+  return t + (e_in + e_out) / 2;
 }
 
-void hp_cost_fwd_bwd(double compute, int recompute, double gather, double *fwd, double *bwd)
+double hp_cost_replica(long gas, double cmax, double tsum, double esum)
+{
+  return (double)(gas - 1) * cmax + tsum + esum;
+}
+
+double hp_cost_recompute(double compute, double ck, int recompute)
+{
+  return recompute ? compute + ck / 3.0 : compute;
+}
+
+double hp_cost_backward(double compute, double ck, int recompute, double zr)
+{
+  return (2.0 * compute + (recompute ? ck : 0)) / 3.0 + zr;
+}
+
+void hp_cost_fwd_bwd(double compute, double ck, int recompute, double gather, double zr,
+                     double *fwd, double *bwd)
 {
   *fwd = compute / 3 + gather / 2;
-  *bwd = compute * (2.0 / 3.0 + (recompute ? 1.0 / 3.0 : 0)) + gather / 2;
+  *bwd = hp_cost_backward(compute, ck, recompute, zr) + gather / 2;
 }
 
-double hp_cost_mem_total(const hp_mem_terms *m, long inflight, int mbs, int dp, int recompute)
+double hp_cost_mem_total(const hp_mem_terms *m, long inflight, int recompute)
 {
-  double act = recompute ? (double)inflight * mbs * m->inputs + mbs * m->act_max
-                         : (double)inflight * mbs * m->act_sum;
-  return m->states_dp + m->states_z / dp + m->gather + act + m->work;
+  double act = recompute && m->any_ck ? (double)inflight * m->act_keep + m->act_max
+                                      : (double)inflight * m->act_sum;
+  return m->states + m->gather + act + m->work;
 }
 
-void hp_cost_mem_coeffs(long inflight, int mbs, int dp, int recompute, hp_mem_terms *coef)
+void hp_cost_mem_coeffs(long inflight, int recompute, hp_mem_terms *coef)
 {
-  double *out[7] = { &coef->states_dp, &coef->states_z, &coef->gather, &coef->act_sum,
-                     &coef->act_max, &coef->inputs, &coef->work };
-  for (int i = 0; i < 7; i++) {
+  int any = coef->any_ck;
+  double *out[6] = { &coef->states, &coef->gather, &coef->act_sum, &coef->act_keep,
+                     &coef->act_max, &coef->work };
+  double v[6];
+  for (int i = 0; i < 6; i++) {
     hp_mem_terms unit = {0};
-    double *in[7] = { &unit.states_dp, &unit.states_z, &unit.gather, &unit.act_sum,
-                      &unit.act_max, &unit.inputs, &unit.work };
+    double *in[6] = { &unit.states, &unit.gather, &unit.act_sum, &unit.act_keep,
+                      &unit.act_max, &unit.work };
+    unit.any_ck = any;
     *in[i] = 1;
-    *out[i] = hp_cost_mem_total(&unit, inflight, mbs, dp, recompute);
+    v[i] = hp_cost_mem_total(&unit, inflight, recompute);
   }
+  for (int i = 0; i < 6; i++) *out[i] = v[i];
 }
 
 long hp_cost_inflight(int pp, long gas, hp_schedule schedule, int s)
@@ -86,14 +115,36 @@ void hp_costs_release(hp_costs *c)
   free(c->bdp);
   free(c->latdp);
   free(c->cap);
+  free(c->mact);
+  free(c->mwork);
   memset(c, 0, sizeof *c);
 }
 
-/* The configuration part: per-layer figures and in-flight counts. */
+/* Measured memory per type (cost-model.md 1, 7.20), where the profile has some. */
+static hp_err build_measured(const hp_problem *p, hp_costs *c)
+{
+  size_t n = (size_t)c->n_types * (size_t)c->n_layers;
+  if (!p->mem_measured) return HP_OK;
+  c->mact = hp__calloc(n, sizeof *c->mact);
+  c->mwork = hp__calloc(n, sizeof *c->mwork);
+  if (!c->mact || !c->mwork) return HP_NOMEM;
+  for (int k = 0; k < c->n_types; k++)
+    for (int l = 0; l < c->n_layers; l++) {
+      double a = NAN, w = NAN;
+      size_t i = (size_t)k * (size_t)c->n_layers + (size_t)l;
+      int got = hp__measured_mem(p, l, k, c->tp, c->mbs, &a, &w);
+      c->mact[i] = got & 1 ? a : NAN;
+      c->mwork[i] = got & 2 ? w : NAN;
+    }
+  return HP_OK;
+}
+
+/* The configuration part: per-layer figures, measured memory and in-flight counts. */
 static hp_err build_config(const hp_problem *p, const hp_plan *shape, hp_costs *c)
 {
   const hp_model *md = p->model;
-  int L = md->n_layers;
+  int L = md->n_layers, sp = p->job.sequence_parallel && shape->tp > 1;
+  double opt = hp_model_opt_bytes(md), upd = hp_model_update_bytes(md);
   memset(c, 0, sizeof *c);
   c->pp = shape->pp;
   c->tp = shape->tp;
@@ -102,6 +153,7 @@ static hp_err build_config(const hp_problem *p, const hp_plan *shape, hp_costs *
   c->gas = shape->gas;
   c->schedule = shape->schedule;
   c->n_layers = L;
+  c->n_types = p->cluster->n_types;
   c->layer = hp__calloc((size_t)L, sizeof *c->layer);
   c->inflight = hp__calloc((size_t)c->pp, sizeof *c->inflight);
   if (!c->layer || !c->inflight) return HP_NOMEM;
@@ -110,16 +162,22 @@ static hp_err build_config(const hp_problem *p, const hp_plan *shape, hp_costs *
     int tl = ly->splittable ? c->tp : 1;
     double in = l == 0 ? md->input_bytes : md->layers[l - 1].out_bytes;
     hp_layer_cost *f = &c->layer[l];
-    f->state = md->state_bytes * ly->params / tl;
-    f->param = md->param_bytes * ly->params / tl;
-    f->grad = md->grad_bytes * ly->params / tl;
-    f->act = (ly->act_bytes - ly->act_repl) / tl + ly->act_repl;
-    f->input = in / tl;
+    f->q = ly->params / tl;
+    f->state = md->state_bytes * f->q;
+    f->param = md->param_bytes * f->q;
+    f->grad = md->grad_bytes * f->q;
+    f->opt = opt * f->q;
+    f->upd = upd * f->q;
+    /* sequence parallelism divides the part TP leaves whole too (1.2) */
+    f->act = sp ? ly->act_bytes / tl : (ly->act_bytes - ly->act_repl) / tl + ly->act_repl;
+    /* the checkpointed input is whole on every TP rank without sequence parallelism */
+    f->input = sp ? in / tl : in;
     f->work = (c->mbs * ly->work_bytes + ly->work_fixed) / tl;
     f->out = ly->out_bytes;
+    f->ck = !ly->no_recompute;
   }
   for (int s = 0; s < c->pp; s++) c->inflight[s] = hp_cost_inflight(c->pp, c->gas, c->schedule, s);
-  return HP_OK;
+  return build_measured(p, c);
 }
 
 /* Layer times of every class, for every layer. */
@@ -167,18 +225,44 @@ static void tp_link(const hp_problem *p, const hp_plan *plan, int s, int r, doub
     }
 }
 
-/* The slowest lane between (s, r) and (s + 1, r). */
-static void handoff_link(const hp_problem *p, const hp_plan *plan, int s, int r, double *bw,
-                         double *lat)
+/* The hand-off lanes of every boundary s: (dev(s,r,j), dev(s+1,r,j)) for every r, j, run
+ * at once; a lane between nodes sees its link divided by the larger of its two nodes'
+ * counts H_s(n) of crossing lanes (cost-model.md 3, 7.11, 7.18). hbw/hlat[s * dp + r] get
+ * the slowest lane of replica r. */
+static hp_err handoff_links(const hp_problem *p, const hp_plan *plan, double *hbw, double *hlat)
 {
-  *bw = INFINITY;
-  *lat = 0;
-  for (int j = 0; j < plan->tp; j++) {
-    int a = plan->dev[HP_SLOT(plan, s, r, j)], b = plan->dev[HP_SLOT(plan, s + 1, r, j)];
-    double x = hp_problem_bw(p, a, b), y = hp_problem_lat(p, a, b);
-    if (x < *bw) *bw = x;
-    if (y > *lat) *lat = y;
+  const hp_cluster *c = p->cluster;
+  int dp = plan->dp, tp = plan->tp;
+  int *H = hp__calloc((size_t)c->n_nodes, sizeof *H);
+  if (!H) return HP_NOMEM;
+  for (int s = 0; s + 1 < plan->pp; s++) {
+    for (int r = 0; r < dp; r++)
+      for (int j = 0; j < tp; j++) {
+        int na = c->dev_node[plan->dev[HP_SLOT(plan, s, r, j)]];
+        int nb = c->dev_node[plan->dev[HP_SLOT(plan, s + 1, r, j)]];
+        if (na != nb) { H[na]++; H[nb]++; }
+      }
+    for (int r = 0; r < dp; r++) {
+      double bmin = INFINITY, lmax = 0;
+      for (int j = 0; j < tp; j++) {
+        int a = plan->dev[HP_SLOT(plan, s, r, j)], b = plan->dev[HP_SLOT(plan, s + 1, r, j)];
+        int na = c->dev_node[a], nb = c->dev_node[b];
+        double x = hp_problem_bw(p, a, b), y = hp_problem_lat(p, a, b);
+        if (na != nb) x /= H[na] > H[nb] ? H[na] : H[nb];
+        if (x < bmin) bmin = x;
+        if (y > lmax) lmax = y;
+      }
+      hbw[s * dp + r] = bmin;
+      hlat[s * dp + r] = lmax;
+    }
+    for (int r = 0; r < dp; r++)          /* reset the counts this boundary touched */
+      for (int j = 0; j < tp; j++) {
+        H[c->dev_node[plan->dev[HP_SLOT(plan, s, r, j)]]] = 0;
+        H[c->dev_node[plan->dev[HP_SLOT(plan, s + 1, r, j)]]] = 0;
+      }
   }
+  free(H);
+  return HP_OK;
 }
 
 /* R(n): replica groups G(s, j) that have a device on n and one on another node
@@ -262,8 +346,8 @@ static hp_err build_placement(const hp_problem *p, const hp_plan *plan, hp_costs
         c->cls[found] = k;
       }
       c->slot_class[i] = found;
-      if (s < pp - 1) handoff_link(p, plan, s, r, &c->hbw[i], &c->hlat[i]);
     }
+  if (handoff_links(p, plan, c->hbw, c->hlat)) return HP_NOMEM;
   if (replica_links(p, plan, c->bdp, c->latdp)) return HP_NOMEM;
   for (int s = 0; s < pp; s++) {
     c->cap[s] = INFINITY;
@@ -287,11 +371,15 @@ hp_err hp_costs_build(const hp_problem *p, const hp_plan *plan, hp_costs *c, hp_
   return HP_OK;
 }
 
-double hp_costs_compute(const hp_costs *c, int cls, int first, int last)
+double hp_costs_compute(const hp_costs *c, int cls, int first, int last, double *ck)
 {
   const double *t = &c->time[(size_t)cls * (size_t)c->n_layers];
-  double sum = 0;
-  for (int l = first; l <= last; l++) sum += t[l];
+  double sum = 0, sck = 0;
+  for (int l = first; l <= last; l++) {
+    sum += t[l];
+    if (c->layer[l].ck) sck += t[l];
+  }
+  if (ck) *ck = sck;
   return sum;
 }
 
@@ -301,37 +389,81 @@ double hp_costs_handoff(const hp_costs *c, int s, int r, int last)
   return hp_cost_handoff(c->layer[last].out, c->mbs, c->tp, c->hbw[i], c->hlat[i]);
 }
 
-void hp_costs_mem_add(const hp_costs *c, int l, int zdp, hp_mem_terms *m)
+double hp_costs_layer_act(const hp_costs *c, int l, int type)
 {
-  const hp_layer_cost *f = &c->layer[l];
-  if (zdp) {
-    m->states_z += f->state;
-    if (f->param > m->gather) m->gather = f->param;
-  } else {
-    m->states_dp += f->state;
+  if (c->mact && type >= 0) {
+    double v = c->mact[(size_t)type * (size_t)c->n_layers + (size_t)l];
+    if (!isnan(v)) return v;
   }
-  m->act_sum += f->act;
-  if (f->act > m->act_max) m->act_max = f->act;
-  m->inputs += f->input;
-  if (f->work > m->work) m->work = f->work;
+  return c->mbs * c->layer[l].act;
 }
 
-void hp_costs_stage(const hp_costs *c, int s, int first, int last, const unsigned char *zdp,
-                    int recompute, hp_stage_cost *out)
+double hp_costs_layer_work(const hp_costs *c, int l, int type)
 {
-  double G = 0, Gz = 0, zbytes = 0;
+  if (c->mwork && type >= 0) {
+    double v = c->mwork[(size_t)type * (size_t)c->n_layers + (size_t)l];
+    if (!isnan(v)) return v;
+  }
+  return c->layer[l].work;
+}
+
+double hp_costs_layer_states(const hp_costs *c, int l, int mode)
+{
+  const hp_layer_cost *f = &c->layer[l];
+  double dp = c->dp;
+  switch (c->dp > 1 ? mode : HP_SHARD_DP) {
+  case HP_SHARD_ZERO1: return f->param + f->grad + f->opt / dp;
+  case HP_SHARD_ZERO2: return f->param + (f->grad + f->opt) / dp;
+  case HP_SHARD_ZDP: return f->state / dp;
+  default: return f->state;
+  }
+}
+
+void hp_costs_mem_add(const hp_costs *c, int l, int mode, int slices, int type, hp_mem_terms *m)
+{
+  const hp_layer_cost *f = &c->layer[l];
+  double act = hp_costs_layer_act(c, l, type), work = hp_costs_layer_work(c, l, type);
+  if (c->dp <= 1) mode = HP_SHARD_DP;
+  m->states += hp_costs_layer_states(c, l, mode);
+  if (mode == HP_SHARD_ZDP && f->param / slices > m->gather) m->gather = f->param / slices;
+  m->act_sum += act;
+  if (f->ck) {
+    m->any_ck = 1;
+    m->act_keep += c->mbs * f->input;
+    if (act > m->act_max) m->act_max = act;
+  } else {
+    m->act_keep += act;
+  }
+  if (work > m->work) m->work = work;
+}
+
+void hp_costs_stage(const hp_costs *c, int s, int first, int last, const unsigned char *mode,
+                    const unsigned char *slices, int recompute, int type, hp_stage_cost *out)
+{
+  double G = 0, Gr = 0, Gp = 0, zbytes = 0, extra = 0, rbytes = 0, upd = 0;
+  int anyz = 0, anyr = 0;
   hp_mem_terms mt = {0};
   for (int l = first; l <= last; l++) {
-    int z = zdp && zdp[l] && c->dp > 1;     /* nothing to shard when dp = 1 (7.1) */
-    if (z) {
-      Gz += c->layer[l].grad;
-      zbytes += c->layer[l].param;
-    } else {
-      G += c->layer[l].grad;
+    const hp_layer_cost *f = &c->layer[l];
+    int m = mode && c->dp > 1 ? mode[l] : HP_SHARD_DP;   /* nothing to shard at dp = 1 (7.1) */
+    int g = slices ? 1 << slices[l] : 1;
+    switch (m) {
+    case HP_SHARD_DP: G += f->grad; break;
+    case HP_SHARD_ZERO1: Gr += f->grad; Gp += f->param; break;
+    case HP_SHARD_ZERO2: rbytes += f->grad; anyr = 1; Gp += f->param; break;
+    default: rbytes += f->grad; anyr = 1; zbytes += f->param; extra += g - 1; anyz = 1; break;
     }
-    hp_costs_mem_add(c, l, z, &mt);
+    upd += m == HP_SHARD_DP ? f->upd : f->upd / c->dp;
+    hp_costs_mem_add(c, l, m, m == HP_SHARD_ZDP ? g : 1, type, &mt);
   }
-  out->gather = hp_cost_gather(zbytes, c->dp, c->bdp[s]);
-  out->sync = hp_cost_sync(G, Gz, c->dp, c->bdp[s], c->latdp[s]);
-  out->mem = hp_cost_mem_total(&mt, c->inflight[s], c->mbs, c->dp, recompute);
+  out->gather = hp_cost_gather(zbytes, extra, anyz, c->dp, c->bdp[s], c->latdp[s]);
+  out->zr = hp_cost_grad_scatter(rbytes, anyr, c->dp, c->bdp[s], c->latdp[s]);
+  out->red = hp_cost_reduce(G, Gr, c->dp, c->bdp[s], c->latdp[s]);
+  out->gat = hp_cost_allgather(Gp, c->dp, c->bdp[s]);
+  out->upd = upd;
+  out->mem = hp_cost_mem_total(&mt, c->inflight[s], recompute);
+  out->m_states = mt.states;
+  out->m_gather = mt.gather;
+  out->m_work = mt.work;
+  out->m_act = out->mem - mt.states - mt.gather - mt.work;
 }

@@ -26,7 +26,17 @@ struct hp_series {
   int n;
   int *mbs;
   double *seconds;
+  /* measured memory (1.2), each over its own points; na, nw = 0 where none */
+  int na, nw;
+  int *amb, *wmb;
+  double *aval, *wval;
 };
+
+/* Measured memory of layer l on type k at tp, one micro-batch of mbs (layer_time.c,
+ * cost-model.md 1 and 7.20): sets *act and/or *work where the profile has them (and the
+ * job's sequence_parallel is the profile's); returns 1 | 2 for which it set. */
+int hp__measured_mem(const hp_problem *p, int l, int k, int tp, int mbs, double *act,
+                     double *work);
 
 static inline size_t hp__series_index(const hp_problem *p, int l, int k, int tp)
 {

@@ -80,7 +80,8 @@ static void framework_variant(const hp_launch_fmt *f, hp_launch_ctx *c)
 
 static int plan_differs(const hp_plan *a, const hp_plan *b)
 {
-  return a->schedule != b->schedule || memcmp(a->zdp, b->zdp, (size_t)a->n_layers) ||
+  return a->schedule != b->schedule || memcmp(a->mode, b->mode, (size_t)a->n_layers) ||
+         memcmp(a->slices, b->slices, (size_t)a->n_layers) ||
          memcmp(a->recompute, b->recompute, (size_t)a->pp);
 }
 

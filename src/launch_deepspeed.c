@@ -16,19 +16,19 @@ static void deepspeed_limits(hp_launch_ctx *c)
   const hp_plan *pl = c->plan;
   int nz = 0, L = pl->n_layers;
   char buf[256];
-  for (int l = 0; l < L; l++) nz += pl->zdp[l] && pl->dp > 1;
+  for (int l = 0; l < L; l++) nz += hp_plan_sharded(pl, l);
   if (nz > 0) {
-    hp__launch_ranges(buf, sizeof buf, pl->zdp, L);
+    hp__launch_ranges(buf, sizeof buf, pl->mode, L);
     if (pl->pp > 1) {
       hp__launch_note(c, "ZeRO-3 on layer%s %s: DeepSpeed's pipeline engine refuses ZeRO-2 and "
                       "ZeRO-3 (\"incompatible with pipeline parallelism\"); exported: ZeRO stage "
                       "1. The figures below count those layers replicated", nz > 1 ? "s" : "", buf);
-      memset(c->var->zdp, 0, (size_t)L);
+      hp_plan_set_modes(c->var, HP_SHARD_DP);
     } else if (nz < L) {
       hp__launch_note(c, "ZeRO-3 on layers %s only: DeepSpeed's stage 3 shards every layer (its "
                       "stage3_param_persistence_threshold keeps only small tensors whole); the "
                       "figures below shard every layer", buf);
-      memset(c->var->zdp, 1, (size_t)L);
+      hp_plan_set_modes(c->var, HP_SHARD_ZDP);
     }
   }
   hp__launch_uniform_recompute(c, "DeepSpeed's PipelineModule(activation_checkpoint_interval) takes");
@@ -55,10 +55,10 @@ static void deepspeed_config(const hp_launch_ctx *c, hp_sb *b)
   const hp_plan *pl = c->plan, *var = c->var;
   const struct hp_transformer *t = c->prob->model->transformer;
   int nz = 0, stage;
-  for (int l = 0; l < pl->n_layers; l++) nz += var->zdp[l] && pl->dp > 1;
+  for (int l = 0; l < pl->n_layers; l++) nz += hp_plan_sharded(var, l);
   stage = nz > 0 ? 3 : 0;
   for (int l = 0; l < pl->n_layers && pl->pp > 1; l++)
-    if (pl->zdp[l] && pl->dp > 1) stage = 1;   /* the pipeline engine's most */
+    if (hp_plan_sharded(pl, l)) stage = 1;   /* the pipeline engine's most */
   hp__sb_printf(b, "{\n  \"train_batch_size\": %ld,\n  \"train_micro_batch_size_per_gpu\": %d,\n"
                 "  \"gradient_accumulation_steps\": %ld,\n", c->prob->job.gbs, pl->mbs, pl->gas);
   if (t && t->dtype == HP_DTYPE_FP16) hp__sb_printf(b, "  \"fp16\": { \"enabled\": true },\n");

@@ -66,14 +66,14 @@ void hp__megatron_limits(hp_launch_ctx *c)
   const hp_model *m = c->prob->model;
   int nz = 0, L = pl->n_layers;
   char buf[256];
-  for (int l = 0; l < L; l++) nz += pl->zdp[l] && pl->dp > 1;
+  for (int l = 0; l < L; l++) nz += hp_plan_sharded(pl, l);
   if (nz > 0) {
-    hp__launch_ranges(buf, sizeof buf, pl->zdp, L);
+    hp__launch_ranges(buf, sizeof buf, pl->mode, L);
     hp__launch_note(c, "ZeRO-3 on layer%s %s: Megatron-LM shards no layer's parameters; the "
                     "exported --use-distributed-optimizer shards optimizer states of every layer "
                     "(ZeRO-1). The figures below count those layers replicated (an upper bound "
                     "on their memory)", nz > 1 ? "s" : "", buf);
-    memset(c->var->zdp, 0, (size_t)L);
+    hp_plan_set_modes(c->var, HP_SHARD_DP);
   }
   hp__launch_uniform_recompute(c, "Megatron-LM's --recompute-* flags make");
   hp__launch_only_1f1b(c, "Megatron-LM");
@@ -140,7 +140,7 @@ static void megatron_args(hp_sb *b, const hp_problem *prob, const hp_plan *pl, c
   const hp_model *m = prob->model;
   const struct hp_transformer *t = m->transformer;
   int nz = 0;
-  for (int l = 0; l < pl->n_layers; l++) nz += pl->zdp[l] && pl->dp > 1;
+  for (int l = 0; l < pl->n_layers; l++) nz += hp_plan_sharded(pl, l);
   hp__sb_printf(b, "MEGATRON_ARGS=(\n");
   arg(b, "--tensor-model-parallel-size", "%d", pl->tp);
   arg(b, "--pipeline-model-parallel-size", "%d", pl->pp);

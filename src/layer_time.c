@@ -19,19 +19,43 @@ int hp_layer_time_profiled(const hp_problem *p, int l, int k, int tp)
 
 /* Linear interpolation between the bracketing points, extrapolation from the two
  * nearest outside them; needs n >= 2. Clamped at zero. */
-static double series_interp(const hp_series *s, int m)
+static double points_interp(const int *mb, const double *y, int n, int m)
 {
   int i;
   double x0, x1, y0, y1, v;
-  for (i = 0; i < s->n; i++)
-    if (s->mbs[i] == m) return s->seconds[i];
-  if (m < s->mbs[0]) i = 0;
-  else if (m > s->mbs[s->n - 1]) i = s->n - 2;
-  else for (i = 0; s->mbs[i + 1] < m; i++) {}
-  x0 = s->mbs[i]; x1 = s->mbs[i + 1];
-  y0 = s->seconds[i]; y1 = s->seconds[i + 1];
+  for (i = 0; i < n; i++)
+    if (mb[i] == m) return y[i];
+  if (m < mb[0]) i = 0;
+  else if (m > mb[n - 1]) i = n - 2;
+  else for (i = 0; mb[i + 1] < m; i++) {}
+  x0 = mb[i]; x1 = mb[i + 1];
+  y0 = y[i]; y1 = y[i + 1];
   v = y0 + (y1 - y0) * ((double)m - x0) / (x1 - x0);
   return v > 0 ? v : 0;
+}
+
+static double series_interp(const hp_series *s, int m)
+{
+  return points_interp(s->mbs, s->seconds, s->n, m);
+}
+
+/* A memory figure over its own points: interpolated (clamped at 0), a single point
+ * scaled in proportion to m (cost-model.md 7.20). */
+static double mem_interp(const int *mb, const double *y, int n, int m)
+{
+  if (n == 1) return y[0] * m / mb[0];
+  return points_interp(mb, y, n, m);
+}
+
+int hp__measured_mem(const hp_problem *p, int l, int k, int tp, int mbs, double *act,
+                     double *work)
+{
+  const hp_series *s;
+  int got = 0;
+  if (!p->mem_measured || k < 0 || !(s = series_of(p, l, k, tp))) return 0;
+  if (s->na > 0) { *act = mem_interp(s->amb, s->aval, s->na, mbs); got |= 1; }
+  if (s->nw > 0) { *work = mem_interp(s->wmb, s->wval, s->nw, mbs); got |= 2; }
+  return got;
 }
 
 static double measured_at(const hp_series *s, int m, int *found)

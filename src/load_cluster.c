@@ -14,7 +14,7 @@ static const char *const cluster_keys[] = {
   "version", "name", "source", "notes", "device_types", "nodes", "inter_gbps",
   "inter_lat_us", "links", "bandwidth_matrix", "mem_margin", NULL };
 static const char *const type_keys[] = {
-  "mem_gib", "reserved_gib", "tflops", "efficiency", "source", "notes", NULL };
+  "mem_gib", "reserved_gib", "tflops", "efficiency", "hbm_gbs", "source", "notes", NULL };
 static const char *const node_keys[] = {
   "name", "type", "gpus", "intra_gbps", "intra_lat_us", "source", "notes", NULL };
 static const char *const link_keys[] = { "a", "b", "gbps", "lat_us", NULL };
@@ -46,6 +46,10 @@ static hp_err read_types(ju_ctx *c, const cJSON *o, hp_cluster *cl)
     if ((err = ju_num(c, it, p, "reserved_gib", 0, 0, 0, 0, &res))) return err;
     if ((err = ju_num(c, it, p, "tflops", 1, 0, 0, 1, &tf))) return err;
     if ((err = ju_num(c, it, p, "efficiency", 0, 1, 0, 1, &t->eff))) return err;
+    if (cJSON_GetObjectItemCaseSensitive(it, "hbm_gbs")) {   /* 1.2: 1e9 bytes/s */
+      if ((err = ju_num(c, it, p, "hbm_gbs", 1, 0, 0, 1, &t->hbm))) return err;
+      t->hbm *= 1e9;
+    }
     if (t->eff > 1)
       return hp_fail(c->d, HP_PARSE, "%s: %s.efficiency: expected a fraction in (0, 1], got %g",
                      c->file, p, t->eff);

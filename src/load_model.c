@@ -11,10 +11,11 @@
 
 static const char *const model_keys[] = {
   "version", "name", "source", "notes", "param_bytes", "grad_bytes", "state_bytes",
-  "input_bytes", "tied_params", "layers", "transformer", NULL };
+  "input_bytes", "tied_params", "layers", "transformer", "update_bytes", NULL };
 static const char *const layer_keys[] = {
   "name", "kind", "params", "act_bytes", "out_bytes", "flops", "tp_comm_bytes",
   "splittable", "act_bytes_replicated", "work_bytes", "work_bytes_fixed", "repeat",
+  "checkpointable",
   "source", "notes", NULL };
 static const char *const tf_keys[] = {
   "family", "layers", "hidden", "heads", "kv_heads", "head_dim", "seq", "vocab", "ffn",
@@ -37,6 +38,11 @@ static hp_err read_layer(ju_ctx *c, const cJSON *o, const char *p, hp_layer *ly,
   if ((err = ju_num(c, o, p, "tp_comm_bytes", 0, 0, 0, 0, &ly->tp_comm))) return err;
   if ((err = ju_bool(c, o, p, "splittable", 0, 1, &split))) return err;
   ly->splittable = split;
+  {
+    int ck;
+    if ((err = ju_bool(c, o, p, "checkpointable", 0, 1, &ck))) return err;
+    ly->no_recompute = !ck;
+  }
   if ((err = ju_num(c, o, p, "act_bytes_replicated", 0, 0, 0, 0, &ly->act_repl))) return err;
   if ((err = ju_num(c, o, p, "work_bytes", 0, 0, 0, 0, &ly->work_bytes))) return err;
   if ((err = ju_num(c, o, p, "work_bytes_fixed", 0, 0, 0, 0, &ly->work_fixed))) return err;
@@ -197,6 +203,10 @@ hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_dia
   HP_TRY(ju_num(&c, root, "", "grad_bytes", 0, 2, 0, 1, &m->grad_bytes));
   HP_TRY(ju_num(&c, root, "", "state_bytes", 0, 16, 0, 1, &m->state_bytes));
   HP_TRY(ju_num(&c, root, "", "input_bytes", 0, 0, 0, 0, &m->input_bytes));
+  if (cJSON_GetObjectItemCaseSensitive(root, "update_bytes")) {
+    HP_TRY(ju_num(&c, root, "", "update_bytes", 1, 0, 0, 0, &m->update_bytes));
+    m->update_given = 1;
+  }
   layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
   tf = cJSON_GetObjectItemCaseSensitive(root, "transformer");
   if (layers && tf) {

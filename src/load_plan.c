@@ -8,7 +8,7 @@
 #include "json_util.h"
 
 static const char *const plan_keys[] = {
-  "version", "pp", "tp", "dp", "mbs", "gas", "schedule", "stages", "sharding",
+  "version", "pp", "tp", "dp", "mbs", "gas", "schedule", "stages", "sharding", "slices", "idle",
   "iteration_time", "throughput", "mfu", "peak_memory", "solver", "cost_model", "source",
   "notes",
   /* written by hetplan itself (plan files and `evaluate --json`): read back silently */
@@ -16,6 +16,8 @@ static const char *const plan_keys[] = {
   "replica_time", "stage_breakdown", "profile_coverage", "inputs", NULL };
 static const char *const stage_keys[] = { "layers", "recompute", "devices", NULL };
 static const char *const job_keys[] = { "version", "gbs", "schedule", "accept_profile_mismatch",
+                                         "sequence_parallel", "grad_sync", "sharding",
+                                         "uniform_sharding", "idle_devices", "max_slices",
                                          "source", "notes", NULL };
 
 static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int n_devices,
@@ -92,10 +94,67 @@ static hp_err read_sharding(ju_ctx *c, const cJSON *arr, hp_plan *pl)
   for (int l = 0; l < n; l++, v = v->next) {
     char p[64];
     ju_index(p, sizeof p, "sharding", l);
-    if (cJSON_IsString(v) && !strcmp(v->valuestring, "dp")) pl->zdp[l] = 0;
-    else if (cJSON_IsString(v) && !strcmp(v->valuestring, "zdp")) pl->zdp[l] = 1;
-    else return ju_expect(c, p, "\"dp\" or \"zdp\"", v);
+    int m = cJSON_IsString(v) ? hp_shard_parse(v->valuestring) : -1;
+    if (m < 0) return ju_expect(c, p, "\"dp\", \"zero1\", \"zero2\" or \"zdp\" (\"zero3\")", v);
+    pl->mode[l] = (unsigned char)m;
   }
+  return HP_OK;
+}
+
+/* "slices": one g_l per layer, each a power of two (the job's bounds: hp_plan_validate). */
+static hp_err read_slices(ju_ctx *c, const cJSON *arr, hp_plan *pl)
+{
+  int n;
+  hp_err err;
+  if ((err = ju_array(c, arr, "slices", &n))) return err;
+  if (n != pl->n_layers)
+    return hp_fail(c->d, HP_PARSE, "%s: slices: expected one slice count per layer (%d), got %d",
+                   c->file, pl->n_layers, n);
+  const cJSON *v = arr->child;
+  for (int l = 0; l < n; l++, v = v->next) {
+    char p[64];
+    int k = 0;
+    ju_index(p, sizeof p, "slices", l);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1) || v->valuedouble > 1 << 30 ||
+        v->valuedouble != (double)(long)v->valuedouble)
+      return ju_expect(c, p, "a power of two >= 1", v);
+    while ((1L << k) < (long)v->valuedouble) k++;
+    if ((1L << k) != (long)v->valuedouble) return ju_expect(c, p, "a power of two >= 1", v);
+    pl->slices[l] = (unsigned char)k;
+  }
+  return HP_OK;
+}
+
+/* "idle": the devices no slot names, checked when given (formats.md "Plan"). */
+static hp_err check_idle(ju_ctx *c, const cJSON *arr, const hp_plan *pl, int D)
+{
+  int n, used = pl->pp * pl->dp * pl->tp;
+  hp_err err;
+  unsigned char *in = NULL;
+  if ((err = ju_array(c, arr, "idle", &n))) return err;
+  if (n != D - used)
+    return hp_fail(c->d, HP_PLAN, "%s: idle: lists %d devices but the plan leaves %d of %d idle",
+                   c->file, n, D - used, D);
+  if (!(in = hp__calloc((size_t)D, 1))) return hp_fail(c->d, HP_NOMEM, "out of memory");
+  for (int i = 0; i < used; i++)
+    if (pl->dev[i] >= 0 && pl->dev[i] < D) in[pl->dev[i]] = 1;
+  const cJSON *v = arr->child;
+  for (int i = 0; i < n; i++, v = v->next) {
+    char p[64];
+    ju_index(p, sizeof p, "idle", i);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= D ||
+        v->valuedouble != (double)(int)v->valuedouble) {
+      free(in);
+      return ju_expect(c, p, "a device id", v);
+    }
+    if (in[(int)v->valuedouble]) {
+      free(in);
+      return hp_fail(c->d, HP_PLAN, "%s: %s: device %d is named by a slot or listed twice: "
+                     "idle lists the devices no slot names", c->file, p, (int)v->valuedouble);
+    }
+    in[(int)v->valuedouble] = 1;
+  }
+  free(in);
   return HP_OK;
 }
 
@@ -128,9 +187,12 @@ hp_err hp_plan_parse(const char *text, const char *file, const hp_problem *prob,
                   sched);
     goto done;
   }
-  if (pp * tp * dp != D) {
+  if (prob->job.idle_devices ? pp * tp * dp > D : pp * tp * dp != D) {
     err = hp_fail(d, HP_PLAN, "%s: pp * tp * dp = %ld * %ld * %ld = %ld but cluster '%s' has %d "
-                  "devices", file, pp, tp, dp, pp * tp * dp, prob->cluster->name, D);
+                  "devices%s", file, pp, tp, dp, pp * tp * dp, prob->cluster->name, D,
+                  prob->job.idle_devices || pp * tp * dp > D ? "" :
+                  " (a plan may leave devices idle only under a job with idle_devices: "
+                  "--idle-devices)");
     goto done;
   }
   HP_TRY(hp_plan_create(&pl, (int)pp, (int)tp, (int)dp, prob->model->n_layers, d));
@@ -179,6 +241,8 @@ hp_err hp_plan_parse(const char *text, const char *file, const hp_problem *prob,
     }
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(root, "sharding"))) HP_TRY(read_sharding(&c, v, pl));
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "slices"))) HP_TRY(read_slices(&c, v, pl));
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "idle"))) HP_TRY(check_idle(&c, v, pl, D));
   *out = pl;
   pl = NULL;
 done:
@@ -194,6 +258,51 @@ hp_err hp_plan_load(const char *path, const hp_problem *prob, hp_plan **out, hp_
   if (!err) err = hp_plan_parse(text, path, prob, out, d);
   free(text);
   return err;
+}
+
+/* The job's 1.2 fields (formats.md "Job"); each keeps the job's value when absent. */
+static hp_err read_job_12(ju_ctx *c, const cJSON *root, hp_job *job)
+{
+  const char *gs;
+  const cJSON *v;
+  long slices;
+  int sp, uni, idle;
+  hp_err err;
+  if ((err = ju_bool(c, root, "", "sequence_parallel", 0, job->sequence_parallel, &sp))) return err;
+  if ((err = ju_bool(c, root, "", "uniform_sharding", 0, job->uniform_sharding, &uni))) return err;
+  if ((err = ju_bool(c, root, "", "idle_devices", 0, job->idle_devices, &idle))) return err;
+  if ((err = ju_str(c, root, "", "grad_sync", 0, hp_grad_sync_name(job->grad_sync), &gs))) return err;
+  if (hp_grad_sync_parse(gs) < 0)
+    return hp_fail(c->d, HP_PARSE, "%s: grad_sync: expected \"end\" or \"overlap\", got \"%s\"",
+                   c->file, gs);
+  if ((err = ju_int(c, root, "", "max_slices", 0, hp_job_max_slices(job), 1, 1 << 20, &slices)))
+    return err;
+  if (slices & (slices - 1))
+    return hp_fail(c->d, HP_PARSE, "%s: max_slices: %ld is not a power of two (1, 2, 4, ...)",
+                   c->file, slices);
+  if ((v = cJSON_GetObjectItemCaseSensitive(root, "sharding"))) {
+    unsigned mask = 0;
+    int n;
+    if ((err = ju_array(c, v, "sharding", &n))) return err;
+    if (n == 0)
+      return hp_fail(c->d, HP_PARSE, "%s: sharding: empty: list the modes plans may use, of "
+                     "\"dp\", \"zero1\", \"zero2\", \"zdp\"", c->file);
+    const cJSON *it = v->child;
+    for (int i = 0; i < n; i++, it = it->next) {
+      char p[64];
+      int m = cJSON_IsString(it) ? hp_shard_parse(it->valuestring) : -1;
+      ju_index(p, sizeof p, "sharding", i);
+      if (m < 0) return ju_expect(c, p, "\"dp\", \"zero1\", \"zero2\" or \"zdp\" (\"zero3\")", it);
+      mask |= 1u << m;
+    }
+    job->sharding = mask;
+  }
+  job->sequence_parallel = sp;
+  job->uniform_sharding = uni;
+  job->idle_devices = idle;
+  job->grad_sync = (hp_grad_sync)hp_grad_sync_parse(gs);
+  job->max_slices = (int)slices;
+  return HP_OK;
 }
 
 hp_err hp_job_parse(const char *text, const char *file, hp_job *job, hp_diag *d)
@@ -220,6 +329,7 @@ hp_err hp_job_parse(const char *text, const char *file, hp_job *job, hp_diag *d)
   job->gbs = gbs;
   job->schedule = (hp_schedule)hp_schedule_parse(sched);
   job->accept_profile_mismatch = accept;
+  HP_TRY(read_job_12(&c, root, job));
 done:
   cJSON_Delete(root);
   return err;

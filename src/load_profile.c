@@ -10,16 +10,18 @@
 
 static const char *const profile_keys[] = {
   "version", "source", "notes", "device_types", "layer_times", "bandwidth_matrix",
-  "collectives", "layer_fits", "collective_fits", "model", "kinds", "gpus", NULL };
+  "collectives", "layer_fits", "collective_fits", "model", "kinds", "gpus",
+  "sequence_parallel", NULL };
 static const char *const kind_keys[] = {
   "params", "flops", "hidden", "heads", "kv_heads", "ffn", "seq", "dtype", NULL };
 static const char *const gpu_keys[] = { "name", "dtype", NULL };
 static const char *const time_keys[] = {
   "kind", "type", "tp", "mbs", "seconds",
-  "compute_seconds", "tp_comm_seconds", "act_bytes", "peak_bytes", NULL };
-/* Informative per-entry figures: non-negative numbers when present. */
+  "compute_seconds", "tp_comm_seconds", "act_bytes", "work_bytes", "peak_bytes", NULL };
+/* Informative per-entry figures: non-negative numbers when present (act_bytes and
+ * work_bytes, cost terms since 1.2, are read below). */
 static const char *const time_info_keys[] = {
-  "compute_seconds", "tp_comm_seconds", "act_bytes", "peak_bytes", NULL };
+  "compute_seconds", "tp_comm_seconds", "peak_bytes", NULL };
 static const char *const coll_keys[] = { "op", "ranks", "bytes", "seconds", NULL };
 static const char *const layer_fit_keys[] = {
   "kind", "type", "tp", "fixed_seconds", "per_sample_seconds", "points", NULL };
@@ -50,6 +52,24 @@ static hp_err read_times(ju_ctx *c, const cJSON *arr, hp_profile *pr)
     for (int k = 0; time_info_keys[k]; k++) {
       double info;
       if ((err = ju_num(c, o, p, time_info_keys[k], 0, 0, 0, 0, &info))) return err;
+    }
+    /* measured memory of one micro-batch on one TP rank (1.2): a cost term where given */
+    if (cJSON_GetObjectItemCaseSensitive(o, "act_bytes")) {
+      if ((err = ju_num(c, o, p, "act_bytes", 1, 0, 0, 0, &m->act))) return err;
+      m->has_act = 1;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(o, "work_bytes")) {
+      if ((err = ju_num(c, o, p, "work_bytes", 1, 0, 0, 0, &m->work))) return err;
+      m->has_work = 1;
+    }
+    /* measured memory of one micro-batch on one TP rank (1.2): a cost term where given */
+    if (cJSON_GetObjectItemCaseSensitive(o, "act_bytes")) {
+      if ((err = ju_num(c, o, p, "act_bytes", 1, 0, 0, 0, &m->act))) return err;
+      m->has_act = 1;
+    }
+    if (cJSON_GetObjectItemCaseSensitive(o, "work_bytes")) {
+      if ((err = ju_num(c, o, p, "work_bytes", 1, 0, 0, 0, &m->work))) return err;
+      m->has_work = 1;
     }
     m->tp = (int)tp;
     m->mbs = (int)mbs;
@@ -225,6 +245,11 @@ hp_err hp_profile_parse(const char *text, const char *file, hp_profile **out, hp
       }
       HP_TRY(ju_name(&c, p, s->valuestring));
     }
+  }
+  {
+    int sp;
+    HP_TRY(ju_bool(&c, root, "", "sequence_parallel", 0, 0, &sp));
+    pr->sequence_parallel = sp;
   }
   if (cJSON_GetObjectItemCaseSensitive(root, "model")) {
     const char *model;

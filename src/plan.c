@@ -22,8 +22,9 @@ hp_err hp_plan_create(hp_plan **out, int pp, int tp, int dp, int n_layers, hp_di
   p->first = hp__calloc((size_t)pp + 1, sizeof *p->first);
   p->recompute = hp__calloc((size_t)pp, sizeof *p->recompute);
   p->dev = hp__calloc((size_t)pp * (size_t)dp * (size_t)tp, sizeof *p->dev);
-  p->zdp = hp__calloc((size_t)n_layers, sizeof *p->zdp);
-  if (!p->first || !p->recompute || !p->dev || !p->zdp) {
+  p->mode = hp__calloc((size_t)n_layers, sizeof *p->mode);
+  p->slices = hp__calloc((size_t)n_layers, sizeof *p->slices);
+  if (!p->first || !p->recompute || !p->dev || !p->mode || !p->slices) {
     hp_plan_destroy(&p);
     return hp_fail(d, HP_NOMEM, "out of memory for a plan");
   }
@@ -40,7 +41,8 @@ void hp_plan_destroy(hp_plan **pp)
   free(p->first);
   free(p->recompute);
   free(p->dev);
-  free(p->zdp);
+  free(p->mode);
+  free(p->slices);
   free(p);
   *pp = NULL;
 }
@@ -56,7 +58,74 @@ hp_err hp_plan_copy(hp_plan **out, const hp_plan *src, hp_diag *d)
   memcpy(p->first, src->first, ((size_t)src->pp + 1) * sizeof *p->first);
   memcpy(p->recompute, src->recompute, (size_t)src->pp * sizeof *p->recompute);
   memcpy(p->dev, src->dev, (size_t)src->pp * (size_t)src->dp * (size_t)src->tp * sizeof *p->dev);
-  memcpy(p->zdp, src->zdp, (size_t)src->n_layers * sizeof *p->zdp);
+  memcpy(p->mode, src->mode, (size_t)src->n_layers * sizeof *p->mode);
+  memcpy(p->slices, src->slices, (size_t)src->n_layers * sizeof *p->slices);
+  return HP_OK;
+}
+
+void hp_plan_set_modes(hp_plan *p, int mode)
+{
+  memset(p->mode, mode, (size_t)p->n_layers);
+}
+
+static const char *const shard_names[HP_N_SHARD] = { "dp", "zero1", "zero2", "zdp" };
+
+const char *hp_shard_name(int mode)
+{
+  return mode >= 0 && mode < HP_N_SHARD ? shard_names[mode] : "?";
+}
+
+int hp_shard_parse(const char *s)
+{
+  if (!s) return -1;
+  for (int m = 0; m < HP_N_SHARD; m++)
+    if (!strcmp(s, shard_names[m])) return m;
+  return strcmp(s, "zero3") ? -1 : HP_SHARD_ZDP;
+}
+
+const char *hp_grad_sync_name(hp_grad_sync g)
+{
+  return g == HP_SYNC_OVERLAP ? "overlap" : "end";
+}
+
+int hp_grad_sync_parse(const char *s)
+{
+  if (s && !strcmp(s, "end")) return HP_SYNC_END;
+  if (s && !strcmp(s, "overlap")) return HP_SYNC_OVERLAP;
+  return -1;
+}
+
+/* The job's sharding rules (cost-model.md 7.12, 7.17): modes from its list, one mode
+ * under uniform_sharding, slices only on zdp layers, powers of two up to max_slices. */
+static hp_err validate_modes(const hp_problem *prob, const hp_plan *plan, hp_diag *d)
+{
+  unsigned allowed = hp_job_modes(&prob->job);
+  int maxg = hp_job_max_slices(&prob->job);
+  for (int l = 0; l < plan->n_layers; l++) {
+    int m = plan->mode[l];
+    if (m >= HP_N_SHARD)
+      return hp_fail(d, HP_PLAN, "plan: sharding[%d]: mode %d is not a sharding mode", l, m);
+    if (!(allowed >> m & 1u)) {
+      char list[64] = "";
+      for (int q = 0; q < HP_N_SHARD; q++)
+        if (allowed >> q & 1u) {
+          strcat(list, *list ? ", " : "");
+          strcat(list, shard_names[q]);
+        }
+      return hp_fail(d, HP_PLAN, "plan: sharding[%d] is '%s', which the job's sharding list "
+                     "(%s) does not allow", l, shard_names[m], list);
+    }
+    if (prob->job.uniform_sharding && m != plan->mode[0])
+      return hp_fail(d, HP_PLAN, "plan: sharding[%d] is '%s' but sharding[0] is '%s': the job "
+                     "asks for uniform_sharding (one mode for every layer)", l, shard_names[m],
+                     shard_names[plan->mode[0]]);
+    if (plan->slices[l] > 0 && m != HP_SHARD_ZDP)
+      return hp_fail(d, HP_PLAN, "plan: slices[%d] is %d but the layer is '%s': only a zdp "
+                     "layer is gathered in slices", l, hp_plan_slices(plan, l), shard_names[m]);
+    if (plan->slices[l] > 30 || (1 << plan->slices[l]) > maxg)
+      return hp_fail(d, HP_PLAN, "plan: slices[%d] is %d, above the job's max_slices %d", l,
+                     plan->slices[l] > 30 ? -1 : hp_plan_slices(plan, l), maxg);
+  }
   return HP_OK;
 }
 
@@ -81,10 +150,12 @@ hp_err hp_plan_validate(const hp_problem *prob, const hp_plan *plan, hp_diag *d)
   long per;
   hp_err err = HP_OK;
 
-  if ((long)plan->pp * plan->tp * plan->dp != D)
-    return hp_fail(d, HP_PLAN, "plan: pp * tp * dp = %d * %d * %d = %ld but cluster '%s' has "
-                   "%d devices", plan->pp, plan->tp, plan->dp,
-                   (long)plan->pp * plan->tp * plan->dp, c->name, D);
+  long used = (long)plan->pp * plan->tp * plan->dp;
+  if (prob->job.idle_devices ? used > D : used != D)
+    return hp_fail(d, HP_PLAN, "plan: dims: pp * tp * dp = %d * %d * %d = %ld but cluster '%s' "
+                   "has %d devices%s", plan->pp, plan->tp, plan->dp, used, c->name, D,
+                   prob->job.idle_devices ? "" : used < D ? " (a plan may leave devices idle "
+                   "only under a job with idle_devices)" : "");
   if (plan->n_layers != L)
     return hp_fail(d, HP_PLAN, "plan: covers %d layers but model '%s' has %d",
                    plan->n_layers, prob->model->name, L);
@@ -113,6 +184,8 @@ hp_err hp_plan_validate(const hp_problem *prob, const hp_plan *plan, hp_diag *d)
     return hp_fail(d, HP_PLAN, "plan: the stages end at layer %d but the model has %d layers",
                    plan->first[plan->pp] - 1, L);
 
+  if ((err = validate_modes(prob, plan, d))) return err;
+
   owner = hp__calloc((size_t)D, sizeof *owner);
   if (!owner) return hp_fail(d, HP_NOMEM, "out of memory");
   for (int i = 0; i < D; i++) owner[i] = -1;
@@ -130,7 +203,7 @@ hp_err hp_plan_validate(const hp_problem *prob, const hp_plan *plan, hp_diag *d)
           int o = owner[dv], os = o / (plan->dp * plan->tp);
           int orr = (o / plan->tp) % plan->dp, oj = o % plan->tp;
           err = hp_fail(d, HP_PLAN, "plan: device %d serves both stages[%d].devices[%d][%d] "
-                        "and stages[%d].devices[%d][%d]: the placement must be a bijection",
+                        "and stages[%d].devices[%d][%d]: a device serves one slot",
                         dv, os, orr, oj, s, r, j);
           goto done;
         }

@@ -20,7 +20,8 @@ int hp_plan_compare(const hp_plan *a, const hp_plan *b)
   for (long i = 0; i < n; i++)
     if ((c = cmp_int(a->dev[i], b->dev[i]))) return c;
   if ((c = memcmp(a->recompute, b->recompute, (size_t)a->pp))) return c < 0 ? -1 : 1;
-  if ((c = memcmp(a->zdp, b->zdp, (size_t)a->n_layers))) return c < 0 ? -1 : 1;
+  if ((c = memcmp(a->mode, b->mode, (size_t)a->n_layers))) return c < 0 ? -1 : 1;
+  if ((c = memcmp(a->slices, b->slices, (size_t)a->n_layers))) return c < 0 ? -1 : 1;
   return 0;
 }
 
@@ -46,7 +47,7 @@ void hp_plan_pack(const hp_plan *p, long long *w)
   for (int s = 0; s <= p->pp; s++) w[k++] = p->first[s];
   for (long i = 0; i < n; i++) w[k++] = p->dev[i];
   for (int s = 0; s < p->pp; s++) w[k++] = p->recompute[s];
-  for (int l = 0; l < p->n_layers; l++) w[k++] = p->zdp[l];
+  for (int l = 0; l < p->n_layers; l++) w[k++] = p->mode[l] | p->slices[l] << 4;
 }
 
 hp_err hp_plan_unpack(const long long *w, long n, int n_layers, hp_plan **out, hp_diag *d)
@@ -72,7 +73,12 @@ hp_err hp_plan_unpack(const long long *w, long n, int n_layers, hp_plan **out, h
   for (int s = 0; s <= p->pp; s++) p->first[s] = (int)w[k++];
   for (long i = 0; i < slots; i++) p->dev[i] = (int)w[k++];
   for (int s = 0; s < p->pp; s++) p->recompute[s] = (unsigned char)(w[k++] != 0);
-  for (int l = 0; l < n_layers; l++) p->zdp[l] = (unsigned char)(w[k++] != 0);
+  for (int l = 0; l < n_layers; l++, k++) {
+    if (w[k] < 0 || (w[k] & 15) >= HP_N_SHARD || (w[k] >> 4) > 30)
+      return hp_fail(d, HP_PLAN, "plan message: layer %d's mode word %lld is not a mode", l, w[k]);
+    p->mode[l] = (unsigned char)(w[k] & 15);
+    p->slices[l] = (unsigned char)(w[k] >> 4);
+  }
   *out = p;
   return HP_OK;
 }

@@ -27,7 +27,7 @@ static int ranges(char *buf, size_t cap, size_t *len, const unsigned char *flag,
 char *hp_plan_describe(const hp_plan *pl, char *buf, unsigned long n)
 {
   size_t len = 0, cap = n;
-  unsigned char *rec = pl->recompute, *z = pl->zdp;
+  unsigned char *rec = pl->recompute;
   int w;
   if (n == 0) return buf;
   buf[0] = '\0';
@@ -45,17 +45,30 @@ char *hp_plan_describe(const hp_plan *pl, char *buf, unsigned long n)
   {
     int nr = 0, nz = 0;
     for (int s = 0; s < pl->pp; s++) nr += rec[s] != 0;
-    for (int l = 0; l < pl->n_layers; l++) nz += z[l] != 0 && pl->dp > 1;
+    int cnt[HP_N_SHARD] = {0}, ng = 0;
+    for (int l = 0; l < pl->n_layers; l++) {
+      cnt[hp_plan_mode(pl, l)]++;
+      ng += pl->slices[l] > 0 && pl->mode[l] == HP_SHARD_ZDP && pl->dp > 1;
+    }
+    nz = pl->n_layers - cnt[HP_SHARD_DP];
     if (nr == pl->pp) PUT("; recompute on every stage");
     else if (nr > 0) {
       PUT("; recompute on stage%s ", nr > 1 ? "s" : "");
       ranges(buf, cap, &len, rec, pl->pp);
     }
-    if (nz == pl->n_layers) PUT("; ZeRO-3 on every layer");
-    else if (nz > 0) {
-      PUT("; ZeRO-3 on layer%s ", nz > 1 ? "s" : "");
-      if (pl->dp > 1) ranges(buf, cap, &len, z, pl->n_layers);
+    static const char *const label[HP_N_SHARD] = { "", "ZeRO-1", "ZeRO-2", "ZeRO-3" };
+    for (int m = HP_SHARD_ZERO1; m < HP_N_SHARD && nz > 0; m++) {
+      unsigned char is[4096];
+      if (cnt[m] == pl->n_layers) PUT("; %s on every layer", label[m]);
+      else if (cnt[m] > 0) {
+        PUT("; %s on layer%s ", label[m], cnt[m] > 1 ? "s" : "");
+        if (pl->n_layers <= (int)sizeof is) {
+          for (int l = 0; l < pl->n_layers; l++) is[l] = hp_plan_mode(pl, l) == m;
+          ranges(buf, cap, &len, is, pl->n_layers);
+        } else PUT("(%d)", cnt[m]);
+      }
     }
+    if (ng > 0) PUT("; %d layer%s gathered in slices", ng, ng > 1 ? "s" : "");
   }
 #undef PUT
   if (len >= cap && cap > 4) memcpy(buf + cap - 4, "...", 4);

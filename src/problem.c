@@ -325,6 +325,25 @@ static hp_err check_peak(const hp_problem *p, const keyed *order, int from, int 
   return HP_OK;
 }
 
+/* The measured memory points of a series, from its winning entries (1.2); ignored when
+ * the job's sequence_parallel is not the profile's (warned once by the caller). */
+static hp_err mem_points(hp_problem *p, hp_series *sr, const hp_measure **win, hp_diag *d)
+{
+  if (p->job.sequence_parallel != p->profile->sequence_parallel) return HP_OK;
+  sr->amb = hp__calloc((size_t)sr->n, sizeof *sr->amb);
+  sr->wmb = hp__calloc((size_t)sr->n, sizeof *sr->wmb);
+  sr->aval = hp__calloc((size_t)sr->n, sizeof *sr->aval);
+  sr->wval = hp__calloc((size_t)sr->n, sizeof *sr->wval);
+  if (!sr->amb || !sr->wmb || !sr->aval || !sr->wval)
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  for (int i = 0; i < sr->n; i++) {
+    if (win[i]->has_act) { sr->amb[sr->na] = sr->mbs[i]; sr->aval[sr->na++] = win[i]->act; }
+    if (win[i]->has_work) { sr->wmb[sr->nw] = sr->mbs[i]; sr->wval[sr->nw++] = win[i]->work; }
+  }
+  if (sr->na || sr->nw) p->mem_measured = 1;
+  return HP_OK;
+}
+
 static hp_err build_series(hp_problem *p, hp_diag *d)
 {
   const hp_profile *pr = p->profile;
@@ -387,16 +406,22 @@ static hp_err build_series(hp_problem *p, hp_diag *d)
       sr->mbs = hp__calloc((size_t)(end - i), sizeof *sr->mbs);
       sr->seconds = hp__calloc((size_t)(end - i), sizeof *sr->seconds);
       if (!sr->mbs || !sr->seconds) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+      const hp_measure **win = hp__calloc((size_t)(end - i), sizeof *win);
+      if (!win) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
       for (int q = i; q < end; q++) {
         const hp_measure *e = order[q].m;
-        if (sr->n > 0 && sr->mbs[sr->n - 1] == e->mbs)
+        if (sr->n > 0 && sr->mbs[sr->n - 1] == e->mbs) {
           sr->seconds[sr->n - 1] = e->seconds;   /* later duplicate wins */
-        else {
+          win[sr->n - 1] = e;
+        } else {
           sr->mbs[sr->n] = e->mbs;
           sr->seconds[sr->n] = e->seconds;
-          sr->n++;
+          win[sr->n++] = e;
         }
       }
+      err = mem_points(p, sr, win, d);
+      free(win);
+      if (err) goto done;
       for (int l = 0; l < m->n_layers; l++)
         if (!strcmp(m->layers[l].kind, a->kind))
           p->series[hp__series_index(p, l, a->type, a->tp)] = sr;
@@ -465,7 +490,29 @@ hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
     p->bw = cluster->dev_bw;
     p->lat = cluster->dev_lat;
   }
+  if (hp_model_opt_bytes(model) < 0) {
+    err = hp_fail(d, HP_INVAL, "model '%s': state_bytes %g is less than param_bytes %g + "
+                  "grad_bytes %g: the optimizer's part (state - param - grad) cannot be "
+                  "negative; raise state_bytes", model->name, model->state_bytes,
+                  model->param_bytes, model->grad_bytes);
+    goto done;
+  }
+  if (job.sharding & ~HP_SHARD_ALL || (job.max_slices > 1 && (job.max_slices & (job.max_slices - 1)))) {
+    err = hp_fail(d, HP_INVAL, "job: sharding mask %#x or max_slices %d: expected modes of "
+                  "dp, zero1, zero2, zdp and a power of two", job.sharding, job.max_slices);
+    goto done;
+  }
   HP_TRY(build_series(p, d));
+  if (profile && p->job.sequence_parallel != profile->sequence_parallel) {
+    int n = 0;
+    for (int i = 0; i < profile->n_measures; i++)
+      n += profile->measures[i].has_act || profile->measures[i].has_work;
+    if (n > 0)
+      hp_warn(d, "profile '%s': its memory figures (act_bytes, work_bytes in %d entries) were "
+              "measured %s sequence parallelism and the job runs %s it: they are ignored, the "
+              "formula stands", profile->name, n, profile->sequence_parallel ? "with" : "without",
+              p->job.sequence_parallel ? "with" : "without");
+  }
   *out = p;
   return HP_OK;
 done:
@@ -481,6 +528,10 @@ void hp_problem_destroy(hp_problem **pp)
   for (int i = 0; i < p->n_series; i++) {
     free(p->series_store[i].mbs);
     free(p->series_store[i].seconds);
+    free(p->series_store[i].amb);
+    free(p->series_store[i].wmb);
+    free(p->series_store[i].aval);
+    free(p->series_store[i].wval);
   }
   free(p->series_store);
   free(p->series);

@@ -141,7 +141,7 @@ static void section_stages(doc *o, const hp_problem *prob, const hp_plan *pl, co
     size_t len = 0;
     int nz = 0;
     double tmax = 0;
-    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) nz += pl->zdp[l] && pl->dp > 1;
+    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) nz += hp_plan_sharded(pl, l);
     devs[0] = '\0';
     for (int r = 0; r < pl->dp && len < 400; r++) {
       char one[128];

@@ -110,12 +110,14 @@ static hp_err setup(sim *S)
   }
   for (int s = 0; s < pp; s++) {
     hp_stage_cost sc;
-    hp_costs_stage(&k, s, pl->first[s], hp_stage_last(pl, s), pl->zdp, pl->recompute[s], &sc);
-    S->sync[s] = sc.sync;
+    hp_costs_stage(&k, s, pl->first[s], hp_stage_last(pl, s), pl->mode, pl->slices,
+                   pl->recompute[s], -1, &sc);
+    S->sync[s] = sc.red;
     for (int r = 0; r < dp; r++) {
       lane *ln = &S->lanes[s * dp + r];
-      double comp = hp_costs_compute(&k, k.slot_class[s * dp + r], pl->first[s], hp_stage_last(pl, s));
-      hp_cost_fwd_bwd(comp, pl->recompute[s], sc.gather, &ln->fwd, &ln->bwd);
+      double ck, comp = hp_costs_compute(&k, k.slot_class[s * dp + r], pl->first[s],
+                                         hp_stage_last(pl, s), &ck);
+      hp_cost_fwd_bwd(comp, ck, pl->recompute[s], sc.gather, sc.zr, &ln->fwd, &ln->bwd);
       ln->n = 2 * gas;
       ln->ops = hp__calloc((size_t)ln->n, sizeof *ln->ops);
       ln->act_at = hp__calloc((size_t)gas, sizeof *ln->act_at);

@@ -253,7 +253,7 @@ static double draw_pipeline(hp_sb *b, pic *P, const hp_costs *k, double y)
     double x = MARGIN + (s / rows) * (colw + 16), yy = y + (s % rows) * (BOX_H + LINK_H);
     char col[8], line[600];
     int zero = 0;
-    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) zero += pl->zdp[l] && pl->dp > 1;
+    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) zero += hp_plan_sharded(pl, l);
     stage_colour(s, pl->pp, col);
     hp__sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"white\" "
                   "stroke=\"#888\"/><rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"%.0f\" "

@@ -31,6 +31,7 @@ hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d)
     cJSON_AddNumberToObject(root, "grad_bytes", m->grad_bytes);
     cJSON_AddNumberToObject(root, "state_bytes", m->state_bytes);
     cJSON_AddNumberToObject(root, "input_bytes", m->input_bytes);
+    if (m->update_given) cJSON_AddNumberToObject(root, "update_bytes", m->update_bytes);
     if (m->tied_params > 0) cJSON_AddNumberToObject(root, "tied_params", m->tied_params);
     arr = cJSON_AddArrayToObject(root, "layers");
     ok = arr != NULL;
@@ -50,6 +51,7 @@ hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d)
       cJSON_AddNumberToObject(o, "work_bytes", ly->work_bytes);
       cJSON_AddNumberToObject(o, "work_bytes_fixed", ly->work_fixed);
       cJSON_AddBoolToObject(o, "splittable", ly->splittable);
+      if (ly->no_recompute) cJSON_AddBoolToObject(o, "checkpointable", 0);
     }
   }
   return finish(root, ok, out, d);
@@ -85,8 +87,23 @@ static int add_plan(cJSON *root, const hp_plan *pl, const hp_eval *e)
   }
   if (!(shard = cJSON_AddArrayToObject(root, "sharding"))) return 0;
   for (int l = 0; l < pl->n_layers; l++)
-    cJSON_AddItemToArray(shard, cJSON_CreateString(pl->zdp[l] ? "zdp" : "dp"));
+    cJSON_AddItemToArray(shard, cJSON_CreateString(hp_shard_name(pl->mode[l])));
+  {
+    int any = 0;
+    for (int l = 0; l < pl->n_layers; l++) any |= pl->slices[l] != 0;
+    if (any) {
+      cJSON *sl = cJSON_AddArrayToObject(root, "slices");
+      if (!sl) return 0;
+      for (int l = 0; l < pl->n_layers; l++)
+        cJSON_AddItemToArray(sl, cJSON_CreateNumber(hp_plan_slices(pl, l)));
+    }
+  }
   if (!e) return 1;
+  if (pl->pp * pl->dp * pl->tp < e->n_devices) {      /* idle devices, listed (checked on load) */
+    cJSON *idle = cJSON_AddArrayToObject(root, "idle");
+    for (int dv = 0; idle && dv < e->n_devices; dv++)
+      if (e->idle[dv]) cJSON_AddItemToArray(idle, cJSON_CreateNumber(dv));
+  }
   cJSON_AddNumberToObject(root, "iteration_time", e->iteration_time);
   cJSON_AddNumberToObject(root, "throughput", e->throughput);
   cJSON_AddNumberToObject(root, "mfu", e->mfu);
@@ -119,6 +136,19 @@ static void add_inputs(cJSON *root, const hp_problem *prob)
   cJSON_AddNumberToObject(in, "gbs", (double)prob->job.gbs);
   cJSON_AddStringToObject(in, "schedule", hp_schedule_name(prob->job.schedule));
   cJSON_AddNumberToObject(in, "mem_margin", prob->cluster->mem_margin);
+  /* the job's 1.2 fields, where they differ from the defaults */
+  if (prob->job.sequence_parallel) cJSON_AddBoolToObject(in, "sequence_parallel", 1);
+  if (prob->job.grad_sync != HP_SYNC_END)
+    cJSON_AddStringToObject(in, "grad_sync", hp_grad_sync_name(prob->job.grad_sync));
+  if (hp_job_modes(&prob->job) != HP_SHARD_ALL) {
+    cJSON *m = cJSON_AddArrayToObject(in, "sharding");
+    for (int q = 0; m && q < HP_N_SHARD; q++)
+      if (hp_job_modes(&prob->job) >> q & 1u) cJSON_AddItemToArray(m, cJSON_CreateString(hp_shard_name(q)));
+  }
+  if (prob->job.uniform_sharding) cJSON_AddBoolToObject(in, "uniform_sharding", 1);
+  if (prob->job.idle_devices) cJSON_AddBoolToObject(in, "idle_devices", 1);
+  if (hp_job_max_slices(&prob->job) > 1)
+    cJSON_AddNumberToObject(in, "max_slices", hp_job_max_slices(&prob->job));
 }
 
 static int add_counts(cJSON *o, const hp_cov_count *n)

@@ -14,9 +14,27 @@ typedef struct hp_plan {
   int n_layers;
   int *first;            /* [pp + 1] first layer of each stage; first[pp] = n_layers */
   unsigned char *recompute;  /* [pp] */
-  int *dev;              /* [pp * dp * tp] device of slot (s, r, j) at HP_SLOT(plan, s, r, j) */
-  unsigned char *zdp;    /* [n_layers] 1 if the layer is ZeRO-3 sharded */
+  int *dev;              /* [pp * dp * tp] device of slot (s, r, j) at HP_SLOT(plan, s, r, j);
+                          * devices no slot names are idle (job.idle_devices) */
+  unsigned char *mode;   /* [n_layers] sharding mode of each layer, an hp_shard */
+  unsigned char *slices; /* [n_layers] log2 of the layer's slice count g_l (zdp only; 0: 1) */
 } hp_plan;
+
+/* Whether layer l's state is sharded across the replicas: a mode other than dp, and
+ * dp > 1 (with one replica there is nothing to shard, cost-model.md 7.1). */
+static inline int hp_plan_sharded(const struct hp_plan *p, int l)
+{
+  return p->mode[l] != HP_SHARD_DP && p->dp > 1;
+}
+/* The mode as the cost model applies it: dp whenever dp = 1. */
+static inline int hp_plan_mode(const struct hp_plan *p, int l)
+{
+  return p->dp > 1 ? p->mode[l] : HP_SHARD_DP;
+}
+/* g_l, the layer's slice count. */
+static inline int hp_plan_slices(const struct hp_plan *p, int l) { return 1 << p->slices[l]; }
+/* Sets every layer's mode. */
+void hp_plan_set_modes(struct hp_plan *p, int mode);
 
 #define HP_SLOT(plan, s, r, j) ((((s) * (plan)->dp) + (r)) * (plan)->tp + (j))
 
@@ -26,9 +44,11 @@ hp_err hp_plan_create(hp_plan **out, int pp, int tp, int dp, int n_layers, hp_di
 void hp_plan_destroy(hp_plan **p);
 hp_err hp_plan_copy(hp_plan **out, const hp_plan *src, hp_diag *d);
 
-/* Checks a plan against the problem (cost-model.md sections 2 and 7.8): degrees that
- * multiply to the device count, integer gas, stages contiguous, in order and
- * non-empty, the placement a bijection, every TP group inside one node, the job's
+/* Checks a plan against the problem (cost-model.md sections 2, 7.8, 7.12, 7.17, 7.19):
+ * degrees that multiply to the device count (at most it, under a job with idle_devices),
+ * modes from the job's list (one mode under uniform_sharding), slices only on zdp layers,
+ * powers of two up to max_slices, integer gas, stages contiguous, in order and
+ * non-empty, the placement an injection (a bijection without idle devices), every TP group inside one node, the job's
  * schedule. Returns HP_PLAN with a message naming what is wrong. */
 hp_err hp_plan_validate(const hp_problem *prob, const hp_plan *plan, hp_diag *d);
 

@@ -20,6 +20,8 @@ typedef struct hp_layer {
   double work_bytes;   /* W_l, transient peak per sample */
   double work_fixed;   /* W0_l, transient peak per micro-batch */
   int splittable;      /* 1 if TP divides P, A, F */
+  int no_recompute;    /* 1: full recompute leaves it alone, it keeps its activations
+                        * (JSON "checkpointable": false; ck_l = !no_recompute, 1.2) */
 } hp_layer;
 
 struct hp_transformer;
@@ -30,6 +32,9 @@ typedef struct hp_model {
   double grad_bytes;   /* bytes per gradient element in the DP sync, default 2 */
   double state_bytes;  /* bytes of model state per parameter, default 16 */
   double input_bytes;  /* I_0 per sample, default 0 */
+  double update_bytes; /* memory traffic of one optimizer step per parameter (1.2), when
+                        * update_given; else hp_model_update_bytes's default */
+  int update_given;
   double tied_params;  /* parameters that are copies of another layer's (a head tied to
                         * the embedding): held in memory, not counted in the model's size */
   int n_layers;
@@ -49,6 +54,8 @@ typedef struct hp_devtype {
   double reserved;     /* framework and runtime overhead, bytes */
   double peak;         /* FLOP/s */
   double eff;          /* achievable fraction of peak, (0, 1] */
+  double hbm;          /* memory bandwidth, bytes/s (1.2 "hbm_gbs"); 0: not given, no
+                        * optimizer-step term for the type */
 } hp_devtype;
 
 typedef struct hp_node {
@@ -84,6 +91,9 @@ typedef struct hp_measure {
   char *type_name;
   int tp, mbs;
   double seconds;
+  double act, work;    /* measured memory of one micro-batch on one TP rank (1.2): bytes
+                        * saved for backward, transient peak above them; where has_* */
+  unsigned char has_act, has_work;
 } hp_measure;
 
 /* What a layer kind was measured for (the profile's "kinds", written by hetplan-profile):
@@ -109,10 +119,26 @@ typedef struct hp_profile {
   double *dev_bw;         /* [n_devices^2] symmetric (min of both directions), bytes/s */
   double *dev_lat;        /* [n_devices^2] symmetric (max of both directions), seconds */
   int n_collectives;      /* parsed and checked, not a cost term (cost-model.md 7.3) */
+  int sequence_parallel;  /* the setting its act/work figures were measured under (1.2) */
   char *path;             /* the file it was loaded from (hp_profile_load), else NULL */
 } hp_profile;
 
 typedef enum { HP_1F1B = 0, HP_GPIPE = 1 } hp_schedule;
+
+/* Sharding modes of a layer (cost-model.md 2, version 1.2); 0 is replication, so a
+ * zeroed array is all `dp`. */
+typedef enum { HP_SHARD_DP = 0, HP_SHARD_ZERO1 = 1, HP_SHARD_ZERO2 = 2, HP_SHARD_ZDP = 3 } hp_shard;
+#define HP_N_SHARD 4
+#define HP_SHARD_ALL 0xFu   /* the mask of all four modes */
+const char *hp_shard_name(int mode);        /* "dp", "zero1", "zero2", "zdp" */
+/* Parses a mode's name ("zero3" is zdp's other name); -1 if none. */
+int hp_shard_parse(const char *s);
+
+/* Gradient synchronisation (cost-model.md 3): after the last backward, or overlapped
+ * with each stage's backward pass. */
+typedef enum { HP_SYNC_END = 0, HP_SYNC_OVERLAP = 1 } hp_grad_sync;
+const char *hp_grad_sync_name(hp_grad_sync g);
+int hp_grad_sync_parse(const char *s);
 
 /* The largest cluster a file may describe: devices in all, and nodes (the node-pair
  * bandwidth and latency tables take 16 bytes per pair of nodes: 256 MiB at 4096). */
@@ -133,7 +159,29 @@ typedef struct hp_job {
   int accept_profile_mismatch;  /* 1: a profile whose kinds were measured for other layer
                                  * shapes than the model's is used, with a warning, instead
                                  * of refused (the job file's "accept_profile_mismatch") */
+  /* 1.2, all optional; a zeroed job is version 1.1's (with every mode allowed) */
+  int sequence_parallel;  /* activations of splittable layers divide by tp entirely */
+  hp_grad_sync grad_sync;
+  unsigned sharding;      /* mask of the modes a plan may use, bit 1 << hp_shard; 0: all */
+  int uniform_sharding;   /* 1: every layer of a plan takes the same mode */
+  int idle_devices;       /* 1: a plan may leave devices unused */
+  int max_slices;         /* most slices of a zdp layer, a power of two; 0 or 1: none */
 } hp_job;
+
+/* The job's mode mask with the default applied (all four when unset). */
+static inline unsigned hp_job_modes(const hp_job *j) { return j->sharding ? j->sharding : HP_SHARD_ALL; }
+static inline int hp_job_max_slices(const hp_job *j) { return j->max_slices > 1 ? j->max_slices : 1; }
+/* The optimizer's bytes per parameter: state - param - grad (cost-model.md 1). */
+static inline double hp_model_opt_bytes(const hp_model *m)
+{
+  return m->state_bytes - m->param_bytes - m->grad_bytes;
+}
+/* update_bytes, or its default 2 opt_bytes + grad_bytes + param_bytes. */
+static inline double hp_model_update_bytes(const hp_model *m)
+{
+  return m->update_given ? m->update_bytes
+                         : 2 * hp_model_opt_bytes(m) + m->grad_bytes + m->param_bytes;
+}
 
 typedef struct hp_series hp_series;  /* measured points of one (kind, type, tp) */
 
@@ -150,6 +198,7 @@ typedef struct hp_problem {
   hp_series **series;     /* [n_layers * n_types * (max_tp + 1)], NULL where not measured */
   hp_series *series_store;
   int n_series;
+  int mem_measured;       /* 1 if some series has measured memory in use (1.2) */
 } hp_problem;
 
 const char *hp_schedule_name(hp_schedule s);

@@ -113,7 +113,7 @@ static double best_of_placed(const hp_problem *p, hp_plan *pl)
       for (long zm = 0; zm < (1L << nz); zm++) {
         hp_eval e = {0};
         for (int s = 0; s < pl->pp; s++) pl->recompute[s] = (rm >> s) & 1;
-        for (int l = 0; l < L; l++) pl->zdp[l] = nz ? (zm >> l) & 1 : 0;
+        for (int l = 0; l < L; l++) pl->mode[l] = nz && (zm >> l) & 1 ? HP_SHARD_ZDP : HP_SHARD_DP;
         if (hp_evaluate(p, pl, &e, NULL) == HP_OK && e.feasible && e.iteration_time < best)
           best = e.iteration_time;
         hp_eval_release(&e);

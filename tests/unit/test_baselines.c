@@ -50,7 +50,7 @@ TEST(megatron_takes_the_smallest_model_parallel_size_that_fits_larger_tp_first)
   CHECK_INT(DEV(r.plan, 0, 1, 0), 2);
   CHECK_INT(DEV(r.plan, 0, 1, 1), 3);
   CHECK_INT(r.plan->recompute[0], 0);
-  for (int l = 0; l < 4; l++) CHECK_INT(r.plan->zdp[l], 0);
+  for (int l = 0; l < 4; l++) CHECK_INT(r.plan->mode[l], HP_SHARD_DP);
   hp_result_release(&r);
   hp_problem_destroy(&p);
 }
@@ -263,9 +263,9 @@ TEST(osdp_shards_the_layers_that_must_be_and_grows_the_batch_until_it_does_not_f
   CHECK_INT(r.plan->pp, 1);
   CHECK_INT(r.plan->dp, 2);
   CHECK_INT(r.plan->mbs, 2);
-  CHECK_INT(r.plan->zdp[0], 1);
-  CHECK_INT(r.plan->zdp[1], 0);
-  CHECK_INT(r.plan->zdp[2], 0);
+  CHECK_INT(r.plan->mode[0], HP_SHARD_ZDP);
+  CHECK_INT(r.plan->mode[1], HP_SHARD_DP);
+  CHECK_INT(r.plan->mode[2], HP_SHARD_DP);
   CHECK(hp_evaluate(p, r.plan, &e, &d) == HP_OK);
   CHECK_NEAR(e.mem[0], 4e8 + 3.2e8 + 1e8 + 2.4e8, 1e-12);   /* the sum worked out above */
   hp_eval_release(&e);

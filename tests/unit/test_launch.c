@@ -324,7 +324,7 @@ TEST(launch_megatron_arguments_and_what_it_cannot_express)
   CHECK_CONTAINS(b, "recompute on stage 1 only");
   /* the variant's time is the evaluator's: recompute everywhere, no ZeRO-3 */
   CHECK(hp_plan_copy(&var, uneven, &d) == HP_OK);
-  memset(var->zdp, 0, (size_t)var->n_layers);
+  hp_plan_set_modes(var, HP_SHARD_DP);
   memset(var->recompute, 1, (size_t)var->pp);
   CHECK(hp_evaluate(p, var, &ev, &d) == HP_OK);
   snprintf(want, sizeof want, "As Megatron-LM runs it (evaluator): iteration %.6f s", ev.iteration_time);

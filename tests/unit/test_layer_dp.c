@@ -50,7 +50,7 @@ static int stage_fits(const hp_problem *p, const hp_plan *pl, int s)
 static void shard(hp_plan *pl, int s, int choice)
 {
   for (int l = pl->first[s]; l < pl->first[s + 1]; l++)
-    pl->zdp[l] = choice == 1 || (choice >= 2 && l >= pl->first[s] + choice - 1);
+    pl->mode[l] = choice == 1 || (choice >= 2 && l >= pl->first[s] + choice - 1) ? HP_SHARD_ZDP : HP_SHARD_DP;
 }
 
 /* Whether a suffix choice is the DP's: replicated overflows, and it is the shortest

@@ -65,7 +65,7 @@ static double brute(const hp_problem *p, hp_plan *pl, long *fit)
         hp_eval e = {0};
         hp_diag d = {0};
         for (int s = 0; s < pl->pp; s++) pl->recompute[s] = (rm >> s) & 1;
-        for (int l = 0; l < L; l++) pl->zdp[l] = nz ? (zm >> l) & 1 : 0;
+        for (int l = 0; l < L; l++) pl->mode[l] = nz && (zm >> l) & 1 ? HP_SHARD_ZDP : HP_SHARD_DP;
         if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) {
           (*fit)++;
           if (e.iteration_time < best) best = e.iteration_time;

@@ -113,7 +113,7 @@ TEST(plan_json_round_trips_through_the_writer)
   CHECK_INT(b->gas, 2);
   CHECK_INT(b->first[1], 2);
   CHECK_INT(b->recompute[1], 1);
-  CHECK_INT(b->zdp[3], 1);
+  CHECK_INT(b->mode[3], HP_SHARD_ZDP);
   CHECK_INT(b->dev[HP_SLOT(b, 1, 1, 0)], 3);
   CHECK_CONTAINS(text, "\"iteration_time\":");
   CHECK_CONTAINS(text, "\"peak_memory\":");
@@ -145,7 +145,7 @@ TEST(plan_pack_round_trips_and_refuses_foreign_messages)
   CHECK_INT(hp_plan_compare(a, b), 0);
   CHECK_INT(b->gas, a->gas);
   CHECK_INT(b->recompute[1], 1);
-  CHECK_INT(b->zdp[3], 1);
+  CHECK_INT(b->mode[3], HP_SHARD_ZDP);
   CHECK_INT(b->dev[HP_SLOT(b, 1, 1, 0)], 3);
   hp_plan_destroy(&b);
   CHECK(hp_plan_unpack(w, n - 1, 4, &b, &d) == HP_PLAN);
