@@ -40,22 +40,35 @@ TEST(evaluate_pipeline_terms_match_hand_computation)
   CHECK_NEAR(e.latdp[0], 10e-6, REL);
   CHECK_NEAR(e.gather[0], 1.6e-3, REL);
   CHECK_NEAR(e.gather[1], 0, REL);
-  CHECK_NEAR(e.stage_time[0], 0.1016, REL);
-  /* hand-off r0: 2 * 1e6 / 1e11 + 2 * 2e-6; r1 (node b): 2 * 1e6 / 5e10 + 2 * 4e-6 */
+  /* 1.2: the zdp layer's gradients are reduce-scattered with every micro-batch:
+   * Zr[0] = 1/2 * 2 * 4e6 / 5e9 + 1 * 10e-6 = 0.81 ms; t = 0.1 + 1.6e-3 + 8.1e-4 */
+  CHECK_NEAR(e.scatter[0], 8.1e-4, REL);
+  CHECK_NEAR(e.scatter[1], 0, REL);
+  CHECK_NEAR(e.stage_time[0], 0.10241, REL);
+  CHECK_NEAR(e.stage_time[1], 0.25241, REL);
+  /* hand-off r0: 2 * 1e6 / 1e11 + 2 * 2e-6; r1 (node b): 2 * 1e6 / 5e10 + 2 * 4e-6 (both
+   * lanes inside a node: nothing shared) */
   CHECK_NEAR(e.handoff[0], 2.4e-5, REL);
   CHECK_NEAR(e.handoff[1], 4.8e-5, REL);
-  /* T[1] = (4-1) * 0.4 + (0.2516 + 0.4) + 4.8e-5 */
-  CHECK_NEAR(e.replica_time[1], 1.851648, REL);
-  CHECK_NEAR(e.replica_time[0], 3 * 0.16 + 0.1016 + 0.16 + 2.4e-5, REL);
+  /* 1.2 periods of replica 1: c0 = 0.25241 + 4.8e-5 / 2, c1 = 0.4 + 4.8e-5 / 2 = 0.400024;
+   * T[1] = (4-1) * 0.400024 + (0.25241 + 0.4) + 4.8e-5 = 1.85253 */
+  CHECK_NEAR(e.period[1], 0.252434, REL);
+  CHECK_NEAR(e.period[3], 0.400024, REL);
+  CHECK_NEAR(e.replica_time[1], 1.85253, REL);
+  CHECK_NEAR(e.replica_time[0], 3 * (0.16 + 1.2e-5) + 0.10241 + 0.16 + 2.4e-5, REL);
   CHECK_INT(e.slowest_replica, 1);
-  /* sync[0] = (2 * 1/2 * 2e6 + 1/2 * 8e6) / 5e9 + 2 * 1 * 10e-6 = 1.22 ms;
-   * sync[1] = 2 * 1/2 * (8e6 + 4e6) / 5e9 + 2e-5 = 2.42 ms */
-  CHECK_NEAR(e.sync[0], 1.22e-3, REL);
+  CHECK_INT(e.slowest_stage, 1);
+  /* red[0] = 2 * 1/2 * 2e6 / 5e9 + 2 * 1 * 10e-6 = 0.42 ms (the zdp layer's gradients left
+   * with Zr); red[1] = 2 * 1/2 * (8e6 + 4e6) / 5e9 + 2e-5 = 2.42 ms; no zero1/2: gat 0;
+   * no hbm_gbs: no step */
+  CHECK_NEAR(e.sync[0], 4.2e-4, REL);
   CHECK_NEAR(e.sync[1], 2.42e-3, REL);
-  CHECK_NEAR(e.iteration_time, 1.851648 + 2.42e-3, REL);
-  CHECK_NEAR(e.throughput, 8 / 1.854068, REL);
+  CHECK_NEAR(e.gat_time, 0, REL);
+  CHECK_NEAR(e.step_time, 0, REL);
+  CHECK_NEAR(e.iteration_time, 1.85253 + 2.42e-3, REL);
+  CHECK_NEAR(e.throughput, 8 / 1.85495, REL);
   /* MFU = 11e12 * 8 / T / (2 * 100e12 + 2 * 40e12) */
-  CHECK_NEAR(e.mfu, 11e12 * 8 / 1.854068 / 280e12, REL);
+  CHECK_NEAR(e.mfu, 11e12 * 8 / 1.85495 / 280e12, REL);
   /* memory, stage 0: states 16e6 + 16 * 4e6 / 2; gather 2 * 4e6; in flight min(2, 4) = 2,
    * act 2 * (2e6 + 8e6) -> 76e6 + reserve 0.25 GiB on device 0 */
   CHECK_NEAR(e.stage_mem[0], 76e6, REL);
@@ -84,10 +97,14 @@ TEST(evaluate_tensor_parallel_terms)
    * 2 * (1/2) * 2e6 / 1e11 + 2 * 1 * 2e-6 = 2.4e-5 each */
   CHECK_NEAR(e.compute[0], 0.01 + 2 * (0.04 + 2.4e-5), REL);
   CHECK_NEAR(e.compute[1], 2e12 / (2 * 2e13), REL);
-  /* hand-off carries O / tp over the slowest lane (0->2, 1->3 at 1e10): 2 * 5e5 / 1e10 + 2e-5 */
-  CHECK_NEAR(e.handoff[0], 1.2e-4, REL);
-  /* gas 8: T = 7 * 0.090048 + 0.090048 + 0.05 + 1.2e-4; dp = 1: no sync */
-  CHECK_NEAR(e.iteration_time, 7 * 0.090048 + 0.090048 + 0.05 + 1.2e-4, REL);
+  /* hand-off carries O / tp over the slowest lane (0->2, 1->3 at 1e10); 1.2: both lanes
+   * cross from node a to node b, H(a) = H(b) = 2, so each sees 1e10 / 2:
+   * 2 * 5e5 / 5e9 + 2e-5 = 2.2e-4 */
+  CHECK_NEAR(e.handoff[0], 2.2e-4, REL);
+  CHECK_NEAR(e.handoff_bw[0], 5e9, REL);
+  /* gas 8: periods c0 = 0.090048 + 1.1e-4, c1 = 0.05 + 1.1e-4;
+   * T = 7 * 0.090158 + 0.090048 + 0.05 + 2.2e-4; dp = 1: no sync */
+  CHECK_NEAR(e.iteration_time, 7 * 0.090158 + 0.090048 + 0.05 + 2.2e-4, REL);
   CHECK_NEAR(e.sync_time, 0, REL);
   /* memory stage 0: states 16 * 9e6 / 2; in flight min(2, 8) = 2, act 2 * 18e6 / 2 */
   CHECK_NEAR(e.stage_mem[0], 72e6 + 18e6, REL);
@@ -162,10 +179,12 @@ TEST(evaluate_zdp_is_plain_dp_when_dp_is_one)
   for (int s = 0; s < 4; s++) CHECK_NEAR(eb.stage_mem[s], ea.stage_mem[s], REL);
   /* stage 3 (layer 3, slow device 3): states 16 * 2e6, in flight min(1, 4) = 1, act 4e6 */
   CHECK_NEAR(ea.stage_mem[3], 32e6 + 4e6, REL);
-  /* T = (4-1) * max_s t + sum t + hand-offs; max is layer 2 or 1 on device 2: 4e12 / 2e13 */
+  /* T = (4-1) * max_s c + sum t + hand-offs; 1.2: c_s = t_s + (e_{s-1} + e_s) / 2, largest
+   * for layer 2 on device 2: 4e12 / 2e13 plus half of both its hand-offs (one lane each:
+   * nothing shared) */
   double t0 = 0.02, t1 = 0.08, t2 = 0.2, t3 = 0.1;
   double e01 = 2 * 1e6 / 1e11 + 4e-6, e12 = 2 * 1e6 / 1e10 + 2e-5, e23 = 2 * 1e6 / 5e10 + 8e-6;
-  CHECK_NEAR(ea.iteration_time, 3 * t2 + t0 + t1 + t2 + t3 + e01 + e12 + e23, REL);
+  CHECK_NEAR(ea.iteration_time, 3 * (t2 + (e12 + e23) / 2) + t0 + t1 + t2 + t3 + e01 + e12 + e23, REL);
   hp_eval_release(&ea);
   hp_eval_release(&eb);
   hp_plan_destroy(&pa);

@@ -89,8 +89,8 @@ TEST(plan_schedule_must_be_the_jobs_and_sharding_one_mode_per_layer)
   CHECK_CONTAINS(fx_plan_error(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 1, \"schedule\": \"gpipe\", " STAGES2 " }"),
                  "schedule 'gpipe' but the job's is '1f1b'");
   CHECK_CONTAINS(fx_plan_error(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 1, " STAGES2
-                                  ", \"sharding\": [\"dp\", \"zero3\", \"dp\", \"dp\"] }"),
-                 "sharding[1]: expected \"dp\" or \"zdp\", got the string \"zero3\"");
+                                  ", \"sharding\": [\"dp\", \"zero4\", \"dp\", \"dp\"] }"),
+                 "sharding[1]: expected \"dp\", \"zero1\", \"zero2\" or \"zdp\" (\"zero3\"), got the string \"zero4\"");
   CHECK_CONTAINS(fx_plan_error(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 1, " STAGES2
                                   ", \"sharding\": [\"dp\"] }"),
                  "sharding: expected one mode per layer (4), got 1");
