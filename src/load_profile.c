@@ -62,15 +62,6 @@ static hp_err read_times(ju_ctx *c, const cJSON *arr, hp_profile *pr)
       if ((err = ju_num(c, o, p, "work_bytes", 1, 0, 0, 0, &m->work))) return err;
       m->has_work = 1;
     }
-    /* measured memory of one micro-batch on one TP rank (1.2): a cost term where given */
-    if (cJSON_GetObjectItemCaseSensitive(o, "act_bytes")) {
-      if ((err = ju_num(c, o, p, "act_bytes", 1, 0, 0, 0, &m->act))) return err;
-      m->has_act = 1;
-    }
-    if (cJSON_GetObjectItemCaseSensitive(o, "work_bytes")) {
-      if ((err = ju_num(c, o, p, "work_bytes", 1, 0, 0, 0, &m->work))) return err;
-      m->has_work = 1;
-    }
     m->tp = (int)tp;
     m->mbs = (int)mbs;
     m->type = -1;
