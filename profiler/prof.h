@@ -23,6 +23,7 @@ extern "C" {
 typedef struct prof_opts {
   const char *model, *cluster_out, *profile_out, *name, *type;
   int mpi_only, no_nccl, no_layers, help;
+  int sequence_parallel;   /* --sequence-parallel: the op lists shard the sequence (1.2) */
   int tps[PROF_MAX_LIST], n_tps, mbs[PROF_MAX_LIST], n_mbs;   /* n 0: not given */
   int max_mbs, warmup, reps, matrix_iters, lat_iters, nccl_iters, simulate_hosts;
   long matrix_bytes;
@@ -43,9 +44,28 @@ int prof_parse_args(int argc, char **argv, prof_opts *o, char *err, size_t n);
  * micro-batch size mbs, on one TP rank. A model expanded from a transformer gets the
  * real structure (docs/profiler.md); an explicit layer a synthetic one: GEMMs with its
  * FLOPs over a square weight of its parameters, element-wise passes over its
- * activation bytes. Returns 0, or -1 with a message (tp not dividing the heads, say). */
-int prof_layer_build(const hp_model *m, int l, int tp, int mbs, prof_layer *out, char *why,
-                     size_t n);
+ * activation bytes. With sequence_parallel and tp > 1 (Megatron's sequence parallelism,
+ * Korthikanti et al. 2022) the norms, dropouts and residuals of a transformer run on
+ * mbs seq / tp rows and keep that much; the GEMMs read gathered copies of their inputs.
+ * Returns 0, or -1 with a message (tp not dividing the heads, say). */
+int prof_layer_build(const hp_model *m, int l, int tp, int mbs, int sequence_parallel,
+                     prof_layer *out, char *why, size_t n);
+
+/* Lifetimes of a layer's buffers in the order the executor runs its ops (the forward
+ * ops in list order, then the backward ones): order[k] is the k-th op run; first[b] and
+ * last[b] the positions of buffer b's first and last use (-1: unused); resident[b] is 1
+ * for what exists before the layer runs and after it (weights, their gradients, the
+ * forward's inputs and output: other layers' memory or the model states), 0 for what
+ * the layer allocates at first use and frees after last use. Returns the position of
+ * the first backward op (n_ops when there is none). Arrays of PROF_MAX_OPS and
+ * PROF_MAX_BUFS entries. */
+int prof_layer_lifetimes(const prof_layer *ly, int *order, int *first, int *last, int *resident);
+/* What the lifetimes above make of one micro-batch's memory, had every buffer exactly
+ * its bytes: `act`, the non-resident bytes alive when the forward pass ends (saved for
+ * backward), and `work`, the largest non-resident total alive at any op less act (the
+ * transient peak above them; 0 if none). The GPU measurement (prof_gpu_measure_memory)
+ * finds these plus its allocator's rounding. */
+void prof_layer_live_bytes(const prof_layer *ly, double *act, double *work);
 
 /* Sums over an op list: GEMM FLOPs (2 m n k batch, forward and backward), bytes by role,
  * and the bytes the element-wise kernels read and write. */
@@ -120,7 +140,12 @@ typedef struct prof_host {
 typedef struct prof_point {  /* one measured (kind, type, tp, mbs) */
   char kind[64];
   int type, tp, mbs;
-  double seconds, compute_seconds, tp_comm_seconds, act_bytes, peak_bytes;
+  double seconds, compute_seconds, tp_comm_seconds;
+  double peak_bytes;           /* informative: the timing run's footprint (prof_layer_time) */
+  int mem_measured;            /* 1: act_bytes and work_bytes were measured on the GPU
+                                  (prof_gpu_measure_memory); 0: not measured, not written */
+  double act_bytes, work_bytes;/* one micro-batch on one TP rank: saved for backward, and
+                                  the transient peak above them (formats.md "Profile") */
 } prof_point;
 
 typedef struct prof_line_fit {  /* fixed + per-sample cost of one (kind, type, tp) */
@@ -158,6 +183,7 @@ typedef struct prof_run {
   prof_coll *colls;
   prof_coll_fit *coll_fits;
   const hp_model *model;        /* the model whose layers were timed (borrowed), or NULL */
+  int sequence_parallel;        /* the setting the op lists were built under (--sequence-parallel) */
 } prof_run;
 
 /* The fit of the points of `op` on `ranks` ranks among c[0..nc-1] (the first 64):
@@ -175,8 +201,9 @@ int prof_fit_layers(prof_run *r);
 char *prof_cluster_json(const prof_run *r);
 /* The profile file: what was measured for (model, the shape of each kind timed: its
  * first layer's params and FLOPs, a transformer's sizes, the element type; gpus: the
- * CUDA name of each type), device_types, layer_times (with the informative
- * compute_seconds, tp_comm_seconds, act_bytes, peak_bytes), layer_fits, collectives,
+ * CUDA name of each type; sequence_parallel), device_types, layer_times (with the
+ * informative compute_seconds, tp_comm_seconds, peak_bytes, and act_bytes and
+ * work_bytes where measured: cost terms since 1.2), layer_fits, collectives,
  * collective_fits. */
 char *prof_profile_json(const prof_run *r);
 
@@ -205,12 +232,22 @@ typedef struct prof_layer_time {
   double alloc_bytes;    /* buffers and cuBLAS workspace allocated for it */
   double peak_bytes;     /* device memory in use above the baseline after the runs */
 } prof_layer_time;
+/* (Timing allocates every buffer at once, so its footprint is no activation figure;
+ * prof_gpu_measure_memory measures those.) */
 
 /* Times one op list: `warmup` unmeasured runs, then `reps` timed runs of forward and
  * backward. Returns 0, 1 if its buffers do not fit in free memory (nothing run), or -1
  * with why. */
 int prof_gpu_time_layer(const prof_gpu *g, const prof_layer *ly, int warmup, int reps,
                         prof_layer_time *out, char *why, size_t n);
+/* Measures one micro-batch's memory: runs the op list once, forward then backward, with
+ * each non-resident buffer (prof_layer_lifetimes) allocated from a private CUDA memory
+ * pool before its first use and freed after its last, and reads the pool's counters:
+ * act, the bytes in use when the forward pass ends, and work, the high-water mark of
+ * both passes above them. Returns 0, 1 if it does not fit in free memory (nothing
+ * measured), or -1 with why. */
+int prof_gpu_measure_memory(const prof_gpu *g, const prof_layer *ly, double *act,
+                            double *work, char *why, size_t n);
 /* FLOP/s of an n x n x n 16-bit cuBLAS GEMM, median of reps; 0 on failure. */
 double prof_gpu_gemm_rate(const prof_gpu *g, int n, int reps);
 

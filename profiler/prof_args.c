@@ -30,6 +30,8 @@ const char prof_help[] =
   "parts:    --mpi-only (the matrix alone)  --no-nccl  --no-layers\n"
   "layers:   --model M  --tp LIST (1,2,4,8)  --mbs LIST (default: doubling from 1)\n"
   "          --max-mbs N (16)  --warmup N (3)  --reps N (10)\n"
+  "          --sequence-parallel (Megatron's: norms, dropouts and residuals on seq/tp\n"
+  "          rows; the profile records the setting its memory was measured under)\n"
   "          --tp-gbps B --tp-lat-us L (the TP all-reduce's ring figures where NCCL\n"
   "          could not time a group of that size: tp above the GPUs of a host)\n"
   "matrix:   --matrix-bytes B (16M)  --matrix-iters N (5)  --lat-iters N (20)\n"
@@ -114,6 +116,7 @@ int prof_parse_args(int argc, char **argv, prof_opts *o, char *err, size_t n)
     if (!strcmp(a, "--mpi-only")) { o->mpi_only = 1; continue; }
     if (!strcmp(a, "--no-nccl")) { o->no_nccl = 1; continue; }
     if (!strcmp(a, "--no-layers")) { o->no_layers = 1; continue; }
+    if (!strcmp(a, "--sequence-parallel")) { o->sequence_parallel = 1; continue; }
     if (strncmp(a, "--", 2)) { snprintf(err, n, "unexpected argument '%s'", a); return 2; }
     if (i + 1 >= argc) { snprintf(err, n, "%s needs a value", a); return 2; }
     v = argv[++i];

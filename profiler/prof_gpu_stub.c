@@ -27,6 +27,15 @@ int prof_gpu_time_layer(const prof_gpu *g, const prof_layer *ly, int warmup, int
   return -1;
 }
 
+int prof_gpu_measure_memory(const prof_gpu *g, const prof_layer *ly, double *act,
+                            double *work, char *why, size_t n)
+{
+  (void)g; (void)ly;
+  *act = *work = 0;
+  snprintf(why, n, "%s", NOT_BUILT);
+  return -1;
+}
+
 double prof_gpu_gemm_rate(const prof_gpu *g, int n, int reps)
 {
   (void)g; (void)n; (void)reps;

@@ -272,6 +272,11 @@ template <typename T> __global__ void add(const T *a, const T *b, T *y, size_t n
   FOR_EACH(i, n) y[i] = from_f<T>(to_f(a[i]) + to_f(b[i]));
 }
 
+template <typename T> __global__ void copy(const T *a, T *y, size_t n)
+{
+  FOR_EACH(i, n) y[i] = a[i];
+}
+
 template <typename T>
 __global__ void embed_fwd(const T *table, const T *pos, const int64_t *tok, T *y, long cols,
                           long table_rows, long seq, size_t n)
@@ -357,6 +362,7 @@ static void launch(const prof_op *o, void *const p[4], long table_rows, cudaStre
     dropout_bwd<T><<<g, THREADS, 0, st>>>(in0, (const uint8_t *)p[3], out, n);
     break;
   case PROF_EW_ADD: add<T><<<g, THREADS, 0, st>>>(in0, in1, out, n); break;
+  case PROF_EW_COPY: copy<T><<<g, THREADS, 0, st>>>(in0, out, n); break;
   case PROF_EW_EMBED:
     embed_fwd<T><<<g, THREADS, 0, st>>>(in0, in1, (const int64_t *)p[3], out, o->cols,
                                         table_rows > 0 ? table_rows : 1, o->k > 0 ? o->k : 1, n);

@@ -172,7 +172,7 @@ static int time_layers(const layer_job *j, prof_point **pts, int *n_pts, char *w
           snprintf(note, sizeof note, "--max-mbs %d reached: larger ones may fit", o->max_mbs);
           break;
         }
-        if (prof_layer_build(m, l, tps[ti], mbs, ly, w, sizeof w)) {
+        if (prof_layer_build(m, l, tps[ti], mbs, o->sequence_parallel, ly, w, sizeof w)) {
           snprintf(note, sizeof note, "skipped: %s", w);
           break;
         }
@@ -201,12 +201,26 @@ static int time_layers(const layer_job *j, prof_point **pts, int *n_pts, char *w
         p.compute_seconds = t.seconds;
         p.tp_comm_seconds = comm;
         p.seconds = t.seconds + comm;
-        p.act_bytes = prof_layer_bytes(ly, PROF_SAVED);
         p.peak_bytes = t.peak_bytes > t.alloc_bytes ? t.peak_bytes : t.alloc_bytes;
+        /* memory, measured apart from the timing (whose buffers all exist at once): only
+         * for the layers whose structure the op list rebuilds; a synthetic layer's
+         * buffers are no figure of the real one's memory, and nothing is written for it
+         * (formats.md "Profile": act_bytes and work_bytes are cost terms) */
+        if (!ly->synthetic) {
+          rc = prof_gpu_measure_memory(j->gpu, ly, &p.act_bytes, &p.work_bytes, w, sizeof w);
+          if (rc < 0) {
+            snprintf(why, n, "layer '%s' at tp %d, mbs %d: memory: %s", m->layers[l].kind,
+                     tps[ti], mbs, w);
+            free(ly);
+            return -1;
+          }
+          p.mem_measured = rc == 0;
+        }
         if (add_point(pts, n_pts, &cap, &p)) { snprintf(why, n, "out of memory"); free(ly); return -1; }
         largest = mbs;
         if (j->verbose) {
           printf("  mbs %d %.3f ms", mbs, p.seconds * 1e3);
+          if (p.mem_measured) printf(" %.2f+%.2f GiB", p.act_bytes / PROF_GIB, p.work_bytes / PROF_GIB);
           fflush(stdout);
         }
       }
@@ -550,7 +564,8 @@ static int layers(run_ctx *c)
     char w[512] = "";
     if (rank == 0)
       printf("layer timing (forward + backward, median of %d after %d warm-up; tp "
-             "communication from NCCL):\n", o->reps, o->warmup);
+             "communication from NCCL; memory saved + transient peak of one micro-batch%s):\n",
+             o->reps, o->warmup, o->sequence_parallel ? "; sequence parallel" : "");
     /* every measuring rank in turn, so that rank 0 can print its own as it goes */
     if (measurer) failed = time_layers(&j, &c->points, &c->n_points, w, sizeof w) != 0;
     first_failure(MPI_COMM_WORLD, rank, size, !failed, w, layer_why, sizeof layer_why);
@@ -652,11 +667,12 @@ static void describe_run(run_ctx *c)
   if (!o->name) snprintf(run->name, sizeof run->name, "profiled-%s", h->names[0]);
   snprintf(run->source, sizeof run->source,
            "hetplan-profile %s, %s: %d ranks on %d host%s%s; MPI ping-pong %ld B x %d, "
-           "latency 8 B x %d%s%s", HETPLAN_VERSION, c->stamp, size, h->n_hosts,
+           "latency 8 B x %d%s%s%s", HETPLAN_VERSION, c->stamp, size, h->n_hosts,
            h->n_hosts == 1 ? "" : "s",
            h->simulated ? " (simulated hosts)" : "", o->matrix_bytes, o->matrix_iters,
            o->lat_iters, c->n_colls ? "; NCCL collectives" : "",
-           c->n_points ? "; layer times with CUDA events" : "");
+           c->n_points ? "; layer times with CUDA events, memory from a CUDA memory pool" : "",
+           c->n_points && o->sequence_parallel ? "; sequence parallel" : "");
   if (!c->all_gpu)
     snprintf(run->notes, sizeof run->notes, "no GPU was measured (%s): the device type's "
              "figures are placeholders (--type, --mem-gib, --reserved-gib, --tflops, "
@@ -667,6 +683,7 @@ static void describe_run(run_ctx *c)
              "the model's largest layer at tp 1 over that peak; reserved_gib: the CUDA "
              "context only");
   run->model = c->model;
+  run->sequence_parallel = o->sequence_parallel;
   run->n_devices = size;
   run->bw = c->bw;
   run->lat = c->lat;

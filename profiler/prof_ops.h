@@ -47,7 +47,9 @@ typedef enum {
                              -> out (rows x cols: tokens x hidden); + in1 positions if >= 0 */
   PROF_EW_EMBED_BWD,      /* scatter-add of in0 grad rows into out (table) by aux */
   PROF_EW_XENT,           /* in0 fp32 logits rows x cols -> out (loss per row, fp32) */
-  PROF_EW_XENT_BWD        /* in0 fp32 logits -> out (gradient, 16-bit) */
+  PROF_EW_XENT_BWD,       /* in0 fp32 logits -> out (gradient, 16-bit) */
+  PROF_EW_COPY            /* in0 -> out (rows x cols): a rank's own part of a sequence-
+                             parallel all-gather or reduce-scatter; the rest is NCCL's */
 } prof_ew;
 
 typedef struct prof_op {

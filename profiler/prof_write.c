@@ -153,6 +153,8 @@ char *prof_profile_json(const prof_run *r)
     cJSON_AddStringToObject(o, "name", r->types[k].gpu);
     cJSON_AddStringToObject(o, "dtype", r->types[k].bf16 ? "bf16" : "fp16");
   }
+  /* the setting the layers were built under: a job with the other ignores the memory */
+  cJSON_AddBoolToObject(root, "sequence_parallel", r->sequence_parallel != 0);
   if ((arr = cJSON_AddArrayToObject(root, "device_types")))
     for (int k = 0; k < r->n_types; k++) cJSON_AddItemToArray(arr, cJSON_CreateString(r->types[k].name));
   if ((arr = cJSON_AddArrayToObject(root, "layer_times")))
@@ -168,8 +170,13 @@ char *prof_profile_json(const prof_run *r)
       cJSON_AddNumberToObject(o, "seconds", sig(p->seconds, 6));
       cJSON_AddNumberToObject(o, "compute_seconds", sig(p->compute_seconds, 6));
       cJSON_AddNumberToObject(o, "tp_comm_seconds", sig(p->tp_comm_seconds, 6));
-      cJSON_AddNumberToObject(o, "act_bytes", p->act_bytes);
       cJSON_AddNumberToObject(o, "peak_bytes", p->peak_bytes);
+      /* cost terms since 1.2 (cost-model.md 1): written only where measured, never a 0
+       * that would read as a measured nothing */
+      if (p->mem_measured) {
+        cJSON_AddNumberToObject(o, "act_bytes", p->act_bytes);
+        cJSON_AddNumberToObject(o, "work_bytes", p->work_bytes);
+      }
     }
   if (r->n_fits > 0 && (arr = cJSON_AddArrayToObject(root, "layer_fits")))
     for (int i = 0; i < r->n_fits; i++) {

@@ -1,14 +1,17 @@
-"""stage_mem.py MODEL.json EXPANDED.json CLUSTER.json HETPLAN OUT.json -- the memory of one
+"""stage_mem.py MODEL.json EXPANDED.json CLUSTER.json HETPLAN OUT.json [PROFILE.json] -- the memory of one
 pipeline stage of K Llama blocks (K = 1, 2, 4; mbs 1, 2) on the GPU present: PyTorch's
 max_memory_allocated over a training step (bf16 weights and gradients, fp32 master weights
 and AdamW moments as in Megatron's mixed precision; the attention scores materialised)
-against hetplan's memory model (evaluate --json, the CUDA-context reserve taken off)."""
+against hetplan's memory model (evaluate --json, the CUDA-context reserve taken off). With
+PROFILE.json (hetplan-profile's, cost model 1.2) the prediction charges its measured act_bytes
+and work_bytes for the blocks instead of the formula's."""
 import json, math, subprocess, sys
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 model, expanded, cluster, hetplan, outp = sys.argv[1:6]
+profile = sys.argv[6] if len(sys.argv) > 6 else None
 tf = json.load(open(model))["transformer"]
 h, a, s = tf["hidden"], tf["heads"], tf["seq"]
 ffn = tf.get("ffn") or 256 * ((int(8 * h / 3) + 255) // 256)
@@ -43,7 +46,8 @@ for K in (1, 2, 4):
               "stages": [{"layers": [0, K - 1], "devices": [[0]]}]}
         json.dump(pj, open("/tmp/stage.plan.json", "w"))
         r = subprocess.run([hetplan, "evaluate", "--model", "/tmp/stage.json", "--cluster", cluster,
-                            "--plan", "/tmp/stage.plan.json", "--gbs", str(mbs), "--json"],
+                            "--plan", "/tmp/stage.plan.json", "--gbs", str(mbs), "--json"]
+                           + (["--profile", profile] if profile else []),
                            capture_output=True, text=True)
         if r.returncode not in (0, 5):
             print(r.stderr); sys.exit(1)
@@ -66,7 +70,7 @@ for K in (1, 2, 4):
         peak = torch.cuda.max_memory_allocated()
         params = sum(p.numel() for p in blocks.parameters())
         row = {"blocks": K, "mbs": mbs, "params": params, "hetplan_bytes": M, "torch_peak_bytes": peak,
-               "err": M / peak - 1}
+               "err": M / peak - 1, "profile": profile}
         rows.append(row)
         print("K %d mbs %d: %d parameters; hetplan %.3f GiB, torch max_memory_allocated %.3f GiB: %+.1f%%" % (
               K, mbs, params, M / 2**30, peak / 2**30, 100 * row["err"]), flush=True)

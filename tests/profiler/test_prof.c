@@ -57,7 +57,7 @@ TEST(op_lists_have_the_models_flops_and_activation_bytes)
           char why[256];
           const hp_layer *L = &m->layers[l];
           int t = L->splittable ? tps[ti] : 1;
-          CHECK(prof_layer_build(m, l, tps[ti], mbss[mi], ly, why, sizeof why) == 0);
+          CHECK(prof_layer_build(m, l, tps[ti], mbss[mi], 0, ly, why, sizeof why) == 0);
           CHECK_NEAR(prof_layer_flops(ly), L->flops * mbss[mi] / t, 1e-12);
           CHECK_NEAR(prof_layer_bytes(ly, PROF_SAVED), model_act(L, tps[ti], mbss[mi]), 1e-12);
           /* TP all-reduces carry the model's tp_comm_bytes */
@@ -74,17 +74,19 @@ TEST(op_lists_have_the_models_flops_and_activation_bytes)
 TEST(op_operands_stay_inside_their_buffers)
 {
   /* every GEMM and kernel reaches no further than its buffers hold (the GPU run reads
-   * and writes exactly these extents); GEMM inputs are 16-bit, outputs 16 or 32-bit */
+   * and writes exactly these extents), with and without sequence parallelism; GEMM
+   * inputs are 16-bit, outputs 16 or 32-bit */
   static const int tps[] = { 1, 2, 4, 8 };
   static const char *const more[] = { "models/gpt2-amp.json" };
   for (size_t f = 0; f < 4; f++) {
     hp_model *m = load_model(f < 3 ? transformers[f] : more[0]);
     for (int l = 0; l < m->n_layers; l++)
       for (size_t ti = 0; ti < 4; ti++)
-        for (int mbs = 1; mbs <= 4; mbs += 3) {
+        for (int k = 0; k < 4; k++) {
+          int mbs = k % 2 ? 4 : 1, sp = k / 2;   /* with and without sequence parallelism */
           prof_layer *ly = calloc(1, sizeof *ly);
           char why[256];
-          if (prof_layer_build(m, l, tps[ti], mbs, ly, why, sizeof why)) { free(ly); continue; }
+          if (prof_layer_build(m, l, tps[ti], mbs, sp, ly, why, sizeof why)) { free(ly); continue; }
           for (int i = 0; i < ly->n_ops; i++) {
             const prof_op *o = &ly->ops[i];
             int ids[4] = { o->in0, o->in1, o->out, o->aux };
@@ -115,6 +117,119 @@ TEST(op_operands_stay_inside_their_buffers)
   }
 }
 
+TEST(op_lists_under_sequence_parallelism_keep_a_over_t)
+{
+  /* Korthikanti et al. 2022, Table 2: with sequence parallelism every activation a block
+   * saves divides by t, so the saved buffers are A mbs / t (cost-model.md 1: a_l(t) =
+   * A_l / t_l), the embedding's and the head's too; the final norm, which the generator
+   * keeps whole (t_l = 1), runs on seq / t rows as Megatron's does, so it keeps A mbs / t
+   * where the formula counts A mbs. FLOPs and the TP communication are the same as
+   * without it (a reduce-scatter and an all-gather of an all-reduce's volume). At tp 1
+   * the setting changes nothing. */
+  static const int tps[] = { 1, 2, 8 }, mbss[] = { 1, 3 };
+  for (size_t f = 0; f < sizeof transformers / sizeof *transformers; f++) {
+    hp_model *m = load_model(transformers[f]);
+    for (size_t k = 0; k < 4; k++) {
+      int l = layer_of_kind(m, tf_kinds[k]);
+      const hp_layer *L = &m->layers[l];
+      for (size_t ti = 0; ti < 3; ti++)
+        for (size_t mi = 0; mi < 2; mi++) {
+          prof_layer *ly = calloc(1, sizeof *ly), *plain = calloc(1, sizeof *plain);
+          char why[256];
+          int t = tps[ti], mbs = mbss[mi];
+          double want = t == 1 ? model_act(L, 1, mbs) : L->act_bytes * mbs / t;
+          CHECK(prof_layer_build(m, l, t, mbs, 1, ly, why, sizeof why) == 0);
+          CHECK(prof_layer_build(m, l, t, mbs, 0, plain, why, sizeof why) == 0);
+          CHECK_NEAR(prof_layer_bytes(ly, PROF_SAVED), want, 1e-12);
+          CHECK_NEAR(prof_layer_flops(ly), prof_layer_flops(plain), 1e-12);
+          CHECK_INT(ly->n_allreduce, plain->n_allreduce);
+          CHECK_NEAR(ly->allreduce_bytes, plain->allreduce_bytes, 1e-12);
+          if (t == 1) CHECK_INT(ly->n_bufs, plain->n_bufs);
+          free(ly);
+          free(plain);
+        }
+    }
+    hp_model_destroy(&m);
+  }
+}
+
+TEST(op_list_refuses_sequence_parallelism_that_does_not_divide_the_tokens)
+{
+  /* gpt-1.1b has seq 2048: tp 8 divides it; a model of seq 1000 at tp 16 does not, and
+   * no tp divides its heads then, so check the message on a made-up seq */
+  hp_model *m = load_model("models/gpt-1.1b.json");
+  prof_layer *ly = calloc(1, sizeof *ly);
+  char why[256];
+  m->transformer->seq = 2047;
+  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 2, 1, 1, ly, why, sizeof why) == -1);
+  CHECK_CONTAINS(why, "sequence parallelism: tp 2 does not divide the 2047 tokens");
+  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 2, 2, 1, ly, why, sizeof why) == 0);
+  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 2, 1, 0, ly, why, sizeof why) == 0);
+  free(ly);
+  hp_model_destroy(&m);
+}
+
+TEST(lifetimes_keep_exactly_the_saved_buffers_across_the_passes)
+{
+  /* What the memory measurement allocates and frees: every buffer the op list saves
+   * lives from the forward into the backward pass and no other non-resident one does,
+   * so the act a measurement finds is the saved bytes (plus allocator rounding) */
+  static const int tps[] = { 1, 2, 8 };
+  for (size_t f = 0; f < sizeof transformers / sizeof *transformers; f++) {
+    hp_model *m = load_model(transformers[f]);
+    for (size_t k = 0; k < 4; k++)
+      for (size_t ti = 0; ti < 3; ti++)
+        for (int sp = 0; sp < 2; sp++) {
+          prof_layer *ly = calloc(1, sizeof *ly);
+          char why[256];
+          double act, work;
+          CHECK(prof_layer_build(m, layer_of_kind(m, tf_kinds[k]), tps[ti], 2, sp, ly, why,
+                                 sizeof why) == 0);
+          prof_layer_live_bytes(ly, &act, &work);
+          CHECK_NEAR(act, prof_layer_bytes(ly, PROF_SAVED), 1e-12);
+          CHECK(work > 0);
+          free(ly);
+        }
+    hp_model_destroy(&m);
+  }
+}
+
+TEST(lifetimes_of_a_final_norm_and_a_head_by_hand)
+{
+  /* GPT-1.1B (h 1920, s 2048, vocab 50257 as the model has it), tp 1, mbs 1, T = 2048.
+   * Final norm: forward norm(x -> out, stats), backward norm_bwd(grad_out, x -> grad_x).
+   * out is the next layer's (resident); x lives across: act = 2 T h. Forward: x + stats
+   * (8 T); backward: x + grad_out + grad_x = 6 T h: work = 4 T h.
+   * Head: logits(W, x -> lg), xent(lg -> loss), xent_bwd(lg -> dl), dgrad(W, dl -> dx),
+   * wgrad(dl, x -> dW). x [0, 4], lg (fp32, 4 T V) [0, 2], loss (4 T) [1], dl (2 T V)
+   * [2, 4], dx (2 T h) [3]: act = 2 T h + 4 T V; the peak is at xent_bwd, x + lg + dl =
+   * 2 T h + 6 T V: work = 2 T V. */
+  hp_model *m = load_model("models/gpt-1.1b.json");
+  prof_layer *ly = calloc(1, sizeof *ly);
+  char why[256];
+  int order[PROF_MAX_OPS], first[PROF_MAX_BUFS], last[PROF_MAX_BUFS], resident[PROF_MAX_BUFS];
+  double act, work, T = 2048, h = 1920, V = m->transformer->vocab;
+  CHECK(prof_layer_build(m, layer_of_kind(m, "final_norm"), 1, 1, 0, ly, why, sizeof why) == 0);
+  CHECK_INT(prof_layer_lifetimes(ly, order, first, last, resident), 1);
+  prof_layer_live_bytes(ly, &act, &work);
+  CHECK_NEAR(act, 2 * T * h, 1e-15);
+  CHECK_NEAR(work, 4 * T * h, 1e-15);
+  CHECK(prof_layer_build(m, layer_of_kind(m, "head"), 1, 1, 0, ly, why, sizeof why) == 0);
+  CHECK_INT(prof_layer_lifetimes(ly, order, first, last, resident), 2);
+  for (int b = 0; b < ly->n_bufs; b++) {
+    const char *nm = ly->bufs[b].name;
+    CHECK_INT(resident[b], !strcmp(nm, "w_head") || !strcmp(nm, "dw_head"));
+    if (!strcmp(nm, "logits")) { CHECK_INT(first[b], 0); CHECK_INT(last[b], 2); }
+    if (!strcmp(nm, "x")) { CHECK_INT(first[b], 0); CHECK_INT(last[b], 4); }
+    if (!strcmp(nm, "grad_x")) { CHECK_INT(first[b], 3); CHECK_INT(last[b], 3); }
+  }
+  prof_layer_live_bytes(ly, &act, &work);
+  CHECK_NEAR(act, 2 * T * h + 4 * T * V, 1e-15);
+  CHECK_NEAR(work, 2 * T * V, 1e-15);
+  free(ly);
+  hp_model_destroy(&m);
+}
+
 TEST(op_list_of_a_gpt_block_counts_each_kernel_by_hand)
 {
   /* GPT-1.1B block (h 1920, 16 heads, s 2048, f 7680) at tp 2, mbs 1: 35 ops, of which
@@ -125,7 +240,7 @@ TEST(op_list_of_a_gpt_block_counts_each_kernel_by_hand)
   char why[256];
   int fwd = 0, bwd = 0;
   double T = 2048, h = 1920;
-  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 2, 1, ly, why, sizeof why) == 0);
+  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 2, 1, 0, ly, why, sizeof why) == 0);
   for (int i = 0; i < ly->n_ops; i++)
     if (ly->ops[i].type == PROF_GEMM) { if (ly->ops[i].bwd) bwd++; else fwd++; }
   CHECK_INT(fwd, 6);
@@ -137,7 +252,7 @@ TEST(op_list_of_a_gpt_block_counts_each_kernel_by_hand)
   CHECK_INT(ly->ops[2].m, 2048);
   CHECK_INT(ly->ops[2].k, 120);
   CHECK_INT(ly->ops[2].batch, 8);
-  CHECK(prof_layer_build(m, layer_of_kind(m, "final_norm"), 2, 1, ly, why, sizeof why) == 0);
+  CHECK(prof_layer_build(m, layer_of_kind(m, "final_norm"), 2, 1, 0, ly, why, sizeof why) == 0);
   CHECK_NEAR(prof_layer_ew_bytes(ly), (2 * T * h + 2 * T * h + 2 * T * 4)          /* forward */
                                       + (2 * T * h + 2 * T * h + 2 * T * h), 1e-15);  /* backward */
   free(ly);
@@ -149,7 +264,7 @@ TEST(op_list_refuses_a_tp_that_does_not_divide_the_heads)
   hp_model *m = load_model("models/llama2-70b.json");
   prof_layer *ly = calloc(1, sizeof *ly);
   char why[256];
-  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 16, 1, ly, why, sizeof why) == -1);
+  CHECK(prof_layer_build(m, layer_of_kind(m, "block"), 16, 1, 0, ly, why, sizeof why) == -1);
   CHECK_CONTAINS(why, "tp 16 does not divide the heads (64), the key-value heads (8)");
   free(ly);
   hp_model_destroy(&m);
@@ -164,7 +279,7 @@ TEST(op_list_of_an_explicit_layer_is_a_synthetic_gemm_with_its_flops)
   char why[256];
   int l = layer_of_kind(m, "block.0");
   CHECK(l >= 0 && m->transformer == NULL);
-  CHECK(prof_layer_build(m, l, 1, 4, ly, why, sizeof why) == 0);
+  CHECK(prof_layer_build(m, l, 1, 4, 0, ly, why, sizeof why) == 0);
   CHECK(ly->synthetic);
   CHECK_NEAR(prof_layer_flops(ly), m->layers[l].flops * 4, 0.01);
   /* saved: a_l mbs, rounded up to whole rows of 1024 16-bit values */
@@ -327,7 +442,7 @@ TEST(arguments_take_defaults_and_say_what_is_wrong)
   char err[256];
   static const char *const none[] = { "hetplan-profile", NULL };
   static const char *const some[] = { "hetplan-profile", "--tp", "1,2,4", "--matrix-bytes", "1M",
-                                      "--mpi-only", "--tflops", "312", NULL };
+                                      "--mpi-only", "--tflops", "312", "--sequence-parallel", NULL };
   static const char *const bad_size[] = { "hetplan-profile", "--matrix-bytes", "3Q", NULL };
   static const char *const unknown[] = { "hetplan-profile", "--colour", "red", NULL };
   static const char *const no_value[] = { "hetplan-profile", "--model", NULL };
@@ -339,6 +454,7 @@ TEST(arguments_take_defaults_and_say_what_is_wrong)
   CHECK_INT(parse(&o, err, sizeof err, none), 0);
   CHECK(!strcmp(o.cluster_out, "profiled.cluster.json") && !strcmp(o.profile_out, "profiled.profile.json"));
   CHECK(!o.model && !o.mpi_only && !o.help && o.n_tps == 0 && o.n_mbs == 0);
+  CHECK_INT(o.sequence_parallel, 0);
   CHECK_INT(o.max_mbs, 16);
   CHECK_INT(o.reps, 10);
   CHECK_INT(o.matrix_bytes, 16L << 20);
@@ -350,6 +466,7 @@ TEST(arguments_take_defaults_and_say_what_is_wrong)
   CHECK_INT(o.matrix_bytes, 1048576);
   CHECK(o.mpi_only);
   CHECK_NEAR(o.tflops, 312, 0);
+  CHECK_INT(o.sequence_parallel, 1);
   CHECK_INT(parse(&o, err, sizeof err, bad_size), 2);
   CHECK_CONTAINS(err, "--matrix-bytes: expected a size from 1 to 1G, got '3Q'");
   CHECK_INT(parse(&o, err, sizeof err, unknown), 2);
@@ -576,4 +693,116 @@ TEST(profile_file_records_the_shape_it_measured_and_refuses_another_model)
   CHECK_CONTAINS(d.msg, "hidden 4096 vs 8192");
   free(ptext);
   free(ctext);
+}
+
+/* Measured memory (cost-model.md 1, version 1.2): the profile writes act_bytes and
+ * work_bytes only for points measured on a GPU, and records the sequence_parallel
+ * setting; read back, the planner charges the measured figures in place of the formula's
+ * under a job with the same setting, and the formula under the other. */
+static const char mem_model[] =
+  "{ \"name\": \"two-blocks\", \"layers\": ["
+  "  { \"name\": \"b\", \"kind\": \"blk\", \"repeat\": 2, \"params\": 1e6, \"act_bytes\": 1e6,"
+  "    \"out_bytes\": 1e3, \"flops\": 1e9 } ] }";
+
+/* The profile of two points of kind blk (H100, tp 1, mbs 1 and 2) written by the
+ * profiler's writer, memory measured or not, under sequence parallelism or not; bound
+ * with the 2 x 2 cluster to a job of gbs 8 and the given setting, and evaluated for the
+ * plan pp 1, tp 1, dp 4, mbs 2 (gas 1, one micro-batch in flight). *text: the profile. */
+static void mem_profile(int measured, int sp_profile, int sp_job, hp_eval *e, char **text)
+{
+  prof_run r;
+  prof_host hosts[2];
+  double bw[16], lat[16];
+  prof_point pts[2];
+  hp_profile *pr = NULL;
+  hp_cluster *c = NULL;
+  hp_model *m = NULL;
+  hp_problem *p = NULL;
+  hp_plan *pl = NULL;
+  hp_diag d = {0};
+  hp_job job = { .gbs = 8, .schedule = HP_1F1B };
+  char *ptext, *ctext;
+  fill_run(&r, hosts, bw, lat);
+  memset(pts, 0, sizeof pts);
+  for (int i = 0; i < 2; i++) {
+    snprintf(pts[i].kind, sizeof pts[i].kind, "blk");
+    pts[i].tp = 1;
+    pts[i].mbs = 1 + i;
+    pts[i].seconds = pts[i].compute_seconds = 0.01 * (1 + i);
+    pts[i].peak_bytes = 9e9;
+    pts[i].mem_measured = measured;
+    pts[i].act_bytes = measured ? 3e6 * (1 + i) : 0;
+    pts[i].work_bytes = measured ? 5e5 * (1 + i) : 0;
+  }
+  r.points = pts;
+  r.n_points = 2;
+  r.sequence_parallel = sp_profile;
+  *text = ptext = prof_profile_json(&r);
+  ctext = prof_cluster_json(&r);
+  CHECK(ptext && ctext);
+  d.warn = count_warning;
+  warnings = 0;
+  CHECK(hp_profile_parse(ptext, "p.json", &pr, &d) == HP_OK);
+  CHECK_INT(warnings, 0);
+  CHECK_INT(pr->sequence_parallel, sp_profile);
+  CHECK_INT(pr->n_measures, 2);
+  CHECK_INT(pr->measures[1].has_act, measured);
+  CHECK_INT(pr->measures[1].has_work, measured);
+  if (measured) {
+    CHECK_NEAR(pr->measures[1].act, 6e6, 0);
+    CHECK_NEAR(pr->measures[1].work, 1e6, 0);
+  }
+  CHECK(hp_cluster_parse(ctext, "c.json", &c, &d) == HP_OK);
+  CHECK(hp_model_parse(mem_model, "m.json", &m, &d) == HP_OK);
+  job.sequence_parallel = sp_job;
+  d.warn = NULL;
+  CHECK(hp_problem_create(&p, m, c, pr, job, &d) == HP_OK);
+  CHECK(hp_plan_create(&pl, 1, 1, 4, 2, &d) == HP_OK);
+  pl->mbs = 2;
+  pl->schedule = HP_1F1B;
+  pl->first[0] = 0;
+  pl->first[1] = 2;
+  for (int r_ = 0; r_ < 4; r_++) pl->dev[HP_SLOT(pl, 0, r_, 0)] = r_;
+  CHECK(hp_plan_set_gas(p, pl, &d) == HP_OK);
+  CHECK(hp_evaluate(p, pl, e, &d) == HP_OK);
+  hp_plan_destroy(&pl);
+  hp_problem_destroy(&p);
+  free(ctext);
+}
+
+TEST(profile_writes_measured_memory_only_and_the_planner_charges_it)
+{
+  hp_eval e = {0};
+  char *text = NULL;
+  /* measured, without sequence parallelism, job without: the two blocks keep the
+   * measured 6e6 each at mbs 2 (the formula's a_l mbs would be 2e6), the work is the
+   * measured 1e6 (the formula's W is 0) */
+  mem_profile(1, 0, 0, &e, &text);
+  CHECK_CONTAINS(text, "\"sequence_parallel\":\tfalse");
+  CHECK_CONTAINS(text, "\"act_bytes\":\t3000000");
+  CHECK_CONTAINS(text, "\"work_bytes\":\t1000000");
+  CHECK_NEAR(e.mem_act[0], 2 * 6e6, 1e-12);
+  CHECK_NEAR(e.mem_work[0], 1e6, 1e-12);
+  hp_eval_release(&e);
+  free(text);
+  /* not measured (no GPU pass, or a synthetic layer): no key at all, the formula */
+  mem_profile(0, 0, 0, &e, &text);
+  CHECK(strstr(text, "act_bytes") == NULL && strstr(text, "work_bytes") == NULL);
+  CHECK_NEAR(e.mem_act[0], 2 * 2 * 1e6, 1e-12);
+  CHECK_NEAR(e.mem_work[0], 0, 0);
+  hp_eval_release(&e);
+  free(text);
+  /* measured under --sequence-parallel: recorded; a job with it charges the figures, a
+   * job without it keeps the formula */
+  mem_profile(1, 1, 1, &e, &text);
+  CHECK_CONTAINS(text, "\"sequence_parallel\":\ttrue");
+  CHECK_NEAR(e.mem_act[0], 2 * 6e6, 1e-12);
+  CHECK_NEAR(e.mem_work[0], 1e6, 1e-12);
+  hp_eval_release(&e);
+  free(text);
+  mem_profile(1, 1, 0, &e, &text);
+  CHECK_NEAR(e.mem_act[0], 2 * 2 * 1e6, 1e-12);
+  CHECK_NEAR(e.mem_work[0], 0, 0);
+  hp_eval_release(&e);
+  free(text);
 }

@@ -70,6 +70,7 @@ QUICK=(--matrix-bytes 1M --matrix-iters 3 --lat-iters 5)
 # usage, as a plain process (MPI singleton)
 out=$("$P" --help 2>&1); rc=$?
 if [ $rc -eq 0 ] && grep -q "^usage: mpirun" <<<"$out"; then ok help; else bad help "exit $rc"; fi
+if grep -q -- "--sequence-parallel" <<<"$out"; then ok help_has_sequence_parallel; else bad help_has_sequence_parallel "$out"; fi
 out=$("$P" --colour red 2>&1); rc=$?
 if [ $rc -eq 2 ] && grep -q "unknown flag '--colour'" <<<"$out"; then ok unknown_flag; else bad unknown_flag "exit $rc: $out"; fi
 out=$("$P" --matrix-bytes 3Q 2>&1); rc=$?
@@ -156,6 +157,17 @@ else
   else bad gpu_profile_covers_the_model "exit $rc" "$out"; fi
   out=$("$H" plan --model models/gpt-1.1b.json --cluster "$tmp/c3.json" --profile "$tmp/p3.json" --gbs 8 -o /dev/null 2>&1); rc=$?
   if [ $rc -eq 0 ] || [ $rc -eq 6 ]; then ok gpu_files_accepted_by_plan; else bad gpu_files_accepted_by_plan "exit $rc" "$out"; fi
+  # measured memory (1.2): every entry of a transformer's kinds carries act_bytes and
+  # work_bytes, positive for the blocks, and the file says it was measured without
+  # sequence parallelism; with --sequence-parallel it says so
+  n_t=$(grep -c '"seconds":' "$tmp/p3.json"); n_a=$(grep -c '"act_bytes":' "$tmp/p3.json"); n_w=$(grep -c '"work_bytes":' "$tmp/p3.json")
+  if has "$tmp/p3.json" '"sequence_parallel":	false' && [ "$n_a" -eq "$n_t" ] && [ "$n_w" -eq "$n_t" ] &&
+     ! grep -qE '"act_bytes":[[:space:]]*0,' "$tmp/p3.json"; then ok gpu_memory_measured_for_every_entry
+  else bad gpu_memory_measured_for_every_entry "$n_t times, $n_a act_bytes, $n_w work_bytes"; fi
+  "${MPI[@]}" "$P" --model models/gpt-1.1b.json "${QUICK[@]}" --tp 1,2 --mbs 1 --reps 2 --warmup 1 --no-nccl \
+    --tp-gbps 100 --sequence-parallel --cluster-out "$tmp/c4.json" --profile-out "$tmp/p4.json" >"$tmp/out4" 2>&1; rc=$?
+  if [ $rc -eq 0 ] && has "$tmp/p4.json" '"sequence_parallel":	true'; then ok gpu_sequence_parallel_recorded
+  else bad gpu_sequence_parallel_recorded "exit $rc" "$(tail -5 "$tmp/out4")"; fi
 fi
 
 [ "$skipped" -gt 0 ] && echo "profiler: $skipped skipped"
