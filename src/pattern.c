@@ -29,6 +29,28 @@ int hp_patterns_find(const hp_patterns *pt, unsigned mask, int single)
   return -1;
 }
 
+double hp_patterns_least_act(const hp_costs *tab, int l)
+{
+  double v = hp_costs_layer_act(tab, l, -1);
+  if (!tab->mact) return v;
+  for (int k = 0; k < tab->n_types; k++) {
+    double a = hp_costs_layer_act(tab, l, k);
+    if (k == 0 || a < v) v = a;
+  }
+  return v;
+}
+
+double hp_patterns_least_work(const hp_costs *tab, int l)
+{
+  double v = hp_costs_layer_work(tab, l, -1);
+  if (!tab->mwork) return v;
+  for (int k = 0; k < tab->n_types; k++) {
+    double w = hp_costs_layer_work(tab, l, k);
+    if (k == 0 || w < v) v = w;
+  }
+  return v;
+}
+
 double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last)
 {
   size_t ix = (size_t)a * pt->n_kind + b;
