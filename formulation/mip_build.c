@@ -1,11 +1,13 @@
 /* mip_build.c -- the exact MIP of one configuration (pp, tp, dp, mbs) and placement:
  * cumulative stage-assignment variables u_l_s (layer l in a stage <= s), per-layer ZeRO-3
  * z_l, per-stage recompute R_s, their products with the assignment (v = x R, w = x z,
- * linearised exactly), per-slot stage times, epigraphs for every max (tau_r for the
- * straggler, P for the slowest replica, Q for the slowest sync, gmax/amax/wmax for the
+ * linearised exactly), per-slot stage times and hand-offs, epigraphs for every max (tau_r
+ * for the replica's period max_s c[s,r], P for the slowest replica, Q for the slowest sync, gmax/amax/wmax for the
  * memory maxima), and per-stage memory capacity. Coefficients come from the cost tables
  * (each primitive evaluated at 1, since each is linear), so the objective equals the
- * evaluator's T at every integer point. Rows are scaled: times in milliseconds, memory in
+ * evaluator's T at every integer point of its space (modes dp and zdp, one slice, the
+ * job's end-of-iteration sync, no hbm; under `overlap` Q is 0 and without hbm the step
+ * is 0 anyway: with hbm the step is left out, so the objective is then a lower bound). Rows are scaled: times in milliseconds, memory in
  * GiB (mip_internal.h). docs/formulation.md writes it out. */
 #include <math.h>
 #include <stdlib.h>
@@ -23,7 +25,7 @@ void hp_mip_map_release(hp_mip_map *map)
 }
 
 hp_err hp__mip_stages(hp_mip *m, rowb *r, int L, int pp, int dp, int allow_recompute,
-                      hp_mip_map *map, int *x, int *v, int *w)
+                      int allow_zdp, hp_mip_map *map, int *x, int *v, int *w)
 {
   memset(map, 0, sizeof *map);
   map->pp = pp;
@@ -66,7 +68,7 @@ hp_err hp__mip_stages(hp_mip *m, rowb *r, int L, int pp, int dp, int allow_recom
   }
   /* Recompute and ZeRO-3, and their products with the assignment. */
   for (int s = 0; s < pp; s++) map->rec[s] = allow_recompute ? col(m, 0, 1, 1, 0, "R_s%d", s) : -1;
-  for (int l = 0; l < L; l++) map->zdp[l] = dp > 1 ? col(m, 0, 1, 1, 0, "z_l%d", l) : -1;
+  for (int l = 0; l < L; l++) map->zdp[l] = dp > 1 && allow_zdp ? col(m, 0, 1, 1, 0, "z_l%d", l) : -1;
   for (int l = 0; l < L; l++)
     for (int s = 0; s < pp; s++) {
       int k = l * pp + s;
@@ -88,6 +90,19 @@ hp_err hp__mip_stages(hp_mip *m, rowb *r, int L, int pp, int dp, int allow_recom
   return m->failed ? HP_NOMEM : HP_OK;
 }
 
+int hp__mip_any_sharded(hp_mip *m, rowb *r, int L, int pp, int s, const int *w)
+{
+  int y = -1;
+  for (int l = 0; l < L; l++) {
+    if (w[l * pp + s] < 0) continue;
+    if (y < 0) y = col(m, 0, 1, 0, 0, "y_s%d", s);
+    rb_add(r, y, 1);
+    rb_add(r, w[l * pp + s], -1);
+    rb_emit(m, r, 'G', 0, "y_l%d_s%d", l, s);
+  }
+  return y;
+}
+
 void hp__mip_memory_maxima(hp_mip *m, rowb *r, const hp_costs *tab, int s,
                            const hp_mip_map *map, const int *x, const int *v, const int *w,
                            int *maxima, double *worst)
@@ -104,7 +119,8 @@ void hp__mip_memory_maxima(hp_mip *m, rowb *r, const hp_costs *tab, int s,
     int k = l * pp + s;
     const hp_layer_cost *f = &tab->layer[l];
     if (maxima[0] >= 0) { rb_add(r, maxima[0], 1); rb_add(r, w[k], -f->param * HP_MIP_GIB); rb_emit(m, r, 'G', 0, "gmax_l%d_s%d", l, s); }
-    double act = hp_costs_layer_act(tab, l, -1), work = hp_costs_layer_work(tab, l, -1);
+    /* the least over device types (hp_pattern.h): never over-counts a device's memory */
+    double act = hp_patterns_least_act(tab, l), work = hp_patterns_least_work(tab, l);
     if (maxima[1] >= 0 && f->ck) { rb_add(r, maxima[1], 1); rb_add(r, v[k], -act * HP_MIP_GIB); rb_emit(m, r, 'G', 0, "amax_l%d_s%d", l, s); }
     rb_add(r, maxima[2], 1); rb_add(r, x[k], -work * HP_MIP_GIB); rb_emit(m, r, 'G', 0, "wmax_l%d_s%d", l, s);
     *worst += (f->state * k0.states + k0.act_sum * act + k1.act_keep * tab->mbs * f->input +
@@ -124,7 +140,7 @@ void hp__mip_memory_row(rowb *r, const hp_costs *tab, int s, const int *x, const
   for (int l = 0; l < L; l++) {
     int k = l * pp + s;
     const hp_layer_cost *f = &tab->layer[l];
-    double act = hp_costs_layer_act(tab, l, -1);
+    double act = hp_patterns_least_act(tab, l);   /* as in hp__mip_memory_maxima */
     rb_add(r, x[k], (f->state * k0.states + k0.act_sum * act) * HP_MIP_GIB);
     if (w[k] >= 0)
       rb_add(r, w[k], (hp_costs_layer_states(tab, l, HP_SHARD_ZDP) - f->state) * k0.states * HP_MIP_GIB);
@@ -146,7 +162,7 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
   hp_mip *m = NULL;
   int *x = hp__calloc((size_t)L * pp, sizeof *x), *v = hp__calloc((size_t)L * pp, sizeof *v);
   int *w = hp__calloc((size_t)L * pp, sizeof *w), *t = hp__calloc((size_t)pp * dp, sizeof *t);
-  int *tau = hp__calloc((size_t)dp, sizeof *tau);
+  int *tau = hp__calloc((size_t)dp, sizeof *tau), *e = hp__calloc((size_t)pp * dp, sizeof *e);
   rowb r = {0};
   hp_err err = HP_OK;
 
@@ -154,19 +170,25 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
   memset(map, 0, sizeof *map);
   memset(&tab, 0, sizeof tab);
   if (pp > L) { err = hp_fail(d, HP_PLAN, "MIP: pp %d exceeds the %d layers", pp, L); goto done; }
-  if (!x || !v || !w || !t || !tau || hp_costs_build(prob, pl, &tab, NULL) || hp_mip_create(&m, d) ||
-      hp__mip_stages(m, &r, L, pp, dp, allow_recompute, map, x, v, w)) {
+  if (!x || !v || !w || !t || !tau || !e || hp_costs_build(prob, pl, &tab, NULL) ||
+      hp_mip_create(&m, d) ||
+      hp__mip_stages(m, &r, L, pp, dp, allow_recompute,
+                     (hp_job_modes(&prob->job) >> HP_SHARD_ZDP & 1) != 0, map, x, v, w)) {
     err = hp_fail(d, HP_NOMEM, "out of memory building the MIP");
     goto done;
   }
   m->obj_scale = 1 / HP_MIP_MS;
 
-  /* Stage times: t_s_r = sum c (x + rc v) + Z, milliseconds. The straggler tau_r >= t_s_r. */
-  for (int s = 0; s < pp; s++)
+  /* Stage times: t_s_r = sum c (x + rc v_ck) + Z + Zr, milliseconds (cost-model.md 3):
+   * recompute re-runs checkpointable layers only (ck_l, 7.15); a sharded (zdp) layer adds
+   * its gather and its gradients' reduce-scatter, both per byte (no slices: the gather
+   * has no latency), and the stage pays the scatter's (dp-1) latdp once if it shards any
+   * layer (y_s). Exact at integer points for modes dp and zdp with one slice. */
+  for (int s = 0; s < pp; s++) {
+    int y = hp__mip_any_sharded(m, &r, L, pp, s, w);
+    double zlat = hp_cost_grad_scatter(0, 1, dp, tab.bdp[s], tab.latdp[s]) * HP_MIP_MS;
     for (int rr = 0; rr < dp; rr++) {
       int k = s * dp + rr, cls = tab.slot_class[k];
-      /* per byte sharded: the gather, and the gradients' scatter (its latency left out: a
-       * lower bound) */
       double zt = hp_cost_gather(1, 0, 1, dp, tab.bdp[s], 0) * HP_MIP_MS;
       double zr = hp_cost_grad_scatter(1, 1, dp, tab.bdp[s], 0) * HP_MIP_MS;
       t[k] = col(m, 0, INFINITY, 0, 0, "t_s%d_r%d", s, rr);
@@ -178,36 +200,47 @@ hp_err hp_mip_build(const hp_problem *prob, const hp_plan *pl, int allow_recompu
         if (w[l * pp + s] >= 0)
           rb_add(&r, w[l * pp + s], -zt * tab.layer[l].param - zr * tab.layer[l].grad);
       }
+      rb_add(&r, y, -zlat);
       rb_emit(m, &r, 'E', 0, "time_s%d_r%d", s, rr);
     }
-  for (int rr = 0; rr < dp; rr++) {
-    tau[rr] = col(m, 0, INFINITY, 0, 0, "tau_r%d", rr);
-    for (int s = 0; s < pp; s++) {
-      rb_add(&r, tau[rr], 1);
-      rb_add(&r, t[s * dp + rr], -1);
-      rb_emit(m, &r, 'G', 0, "strag_s%d_r%d", s, rr);
-    }
   }
-
-  /* P >= (gas-1) tau_r + sum_s t_s_r + hand-offs: the last layer of stage s is l exactly
-   * when u_l_s - u_{l+1}_s = 1. */
-  map->obj_pipe = col(m, 0, INFINITY, 0, 1, "P");
-  for (int rr = 0; rr < dp; rr++) {
-    double lat = 0;
-    rb_add(&r, map->obj_pipe, 1);
-    rb_add(&r, tau[rr], -hp_cost_replica(pl->gas, 1, 0, 0));
-    for (int s = 0; s < pp; s++) {
+  /* Hand-offs e_s_r (s < pp - 1), with the lane's shared link (tab.hbw, H_s(n)): the last
+   * layer of stage s is l exactly when u_l_s - u_{l+1}_s = 1. */
+  for (int s = 0; s + 1 < pp; s++)
+    for (int rr = 0; rr < dp; rr++) {
       size_t sl = (size_t)s * dp + rr;
-      rb_add(&r, t[sl], -1);
-      if (s == pp - 1) continue;
-      lat += hp_cost_handoff(0, pl->mbs, pl->tp, tab.hbw[sl], tab.hlat[sl]) * HP_MIP_MS;
+      e[sl] = col(m, 0, INFINITY, 0, 0, "e_s%d_r%d", s, rr);
+      rb_add(&r, e[sl], 1);
       for (int l = 0; l + 1 < L; l++) {
         double h = hp_cost_handoff(tab.layer[l].out, pl->mbs, pl->tp, tab.hbw[sl], 0) * HP_MIP_MS;
         rb_add(&r, map->u[l * pp + s], -h);
         rb_add(&r, map->u[(l + 1) * pp + s], h);
       }
+      rb_emit(m, &r, 'E', hp_cost_handoff(0, pl->mbs, pl->tp, tab.hbw[sl], tab.hlat[sl]) * HP_MIP_MS,
+              "hand_s%d_r%d", s, rr);
     }
-    rb_emit(m, &r, 'G', lat, "pipe_r%d", rr);
+  /* The period tau_r >= c[s,r] = t_s_r + (e_{s-1,r} + e_s_r) / 2 (cost-model.md 3, 7.16). */
+  for (int rr = 0; rr < dp; rr++) {
+    tau[rr] = col(m, 0, INFINITY, 0, 0, "tau_r%d", rr);
+    for (int s = 0; s < pp; s++) {
+      rb_add(&r, tau[rr], 1);
+      rb_add(&r, t[s * dp + rr], -1);
+      if (s > 0) rb_add(&r, e[(s - 1) * dp + rr], -0.5);
+      if (s + 1 < pp) rb_add(&r, e[s * dp + rr], -0.5);
+      rb_emit(m, &r, 'G', 0, "strag_s%d_r%d", s, rr);
+    }
+  }
+
+  /* P >= T[r] = (gas-1) tau_r + sum_s t_s_r + sum_s e_s_r. */
+  map->obj_pipe = col(m, 0, INFINITY, 0, 1, "P");
+  for (int rr = 0; rr < dp; rr++) {
+    rb_add(&r, map->obj_pipe, 1);
+    rb_add(&r, tau[rr], -hp_cost_replica(pl->gas, 1, 0, 0));
+    for (int s = 0; s < pp; s++) {
+      rb_add(&r, t[(size_t)s * dp + rr], -1);
+      if (s + 1 < pp) rb_add(&r, e[(size_t)s * dp + rr], -1);
+    }
+    rb_emit(m, &r, 'G', 0, "pipe_r%d", rr);
   }
 
   /* Q >= sync_s (the sync is linear in the gradient bytes). */
@@ -242,6 +275,7 @@ done:
   free(w);
   free(t);
   free(tau);
+  free(e);
   if (err) {
     hp_mip_destroy(&m);
     hp_mip_map_release(map);

@@ -24,9 +24,14 @@ int hp__mip_col(hp_mip *m, double lb, double ub, int integer, double obj, const 
 
 /* The stage assignment u/x, per-stage recompute R and per-layer ZeRO-3 z with their
  * products v = x R and w = x z (exact at integer points): fills map (u, rec, zdp) and
- * x, v, w ([L * pp] columns, -1 where absent). */
+ * x, v, w ([L * pp] columns, -1 where absent). z exists only when dp > 1 and allow_zdp
+ * (the job's sharding list has zdp). */
 hp_err hp__mip_stages(hp_mip *m, rowb *r, int L, int pp, int dp, int allow_recompute,
-                      hp_mip_map *map, int *x, int *v, int *w);
+                      int allow_zdp, hp_mip_map *map, int *x, int *v, int *w);
+/* y_s >= w_l_s for every l: whether stage s shards a layer (its gradients' reduce-scatter
+ * then pays (dp-1) latdp per micro-batch, cost-model.md 3, 7.22). Continuous in [0, 1]:
+ * at integer w the objective holds it at max_l w_l_s. -1 where no layer can shard. */
+int hp__mip_any_sharded(hp_mip *m, rowb *r, int L, int pp, int s, const int *w);
 /* The maxima of stage s's memory (gather buffer, recomputed activation, working memory)
  * as columns maxima[0..2] (-1 where absent) with their rows; *worst is the largest value
  * the stage's memory can take, GiB: a big-M for conditional rows. */

@@ -70,14 +70,14 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
 
   *out = NULL;
   memset(map, 0, sizeof *map);
-  (void)prob;
   if (pp > L) { err = hp_fail(d, HP_PLAN, "MIP: pp %d exceeds the %d layers", pp, L); goto done; }
   map->n_kind = K;
   map->n_cls = C;
   map->kind = hp__calloc((size_t)pp * K + 1, sizeof *map->kind);
   map->count = hp__calloc((size_t)pp * C + 1, sizeof *map->count);
   if (!x || !v || !w || !tmax || !tmin || !g || !e || !bigc || !map->kind || !map->count ||
-      hp_mip_create(&m, d) || hp__mip_stages(m, &r, L, pp, dp, 1, &map->base, x, v, w)) {
+      hp_mip_create(&m, d) || hp__mip_stages(m, &r, L, pp, dp, 1, (hp_job_modes(&prob->job) >> HP_SHARD_ZDP & 1) != 0,
+                     &map->base, x, v, w)) {
     err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP");
     goto done;
   }
@@ -113,20 +113,26 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     rb_emit(m, &r, 'E', pt->groups[c], "supply_c%d", c);
   }
 
-  /* Gathers: g_s >= gather at the kind's bandwidth (no sharding when dp = 1). */
+  /* Gathers: g_s >= gather at the kind's bandwidth (no sharding when dp = 1 or the job
+   * has no zdp). */
   for (int s = 0; s < pp; s++) {
     g[s] = -1;
     if (dp <= 1) continue;
+    int y = hp__mip_any_sharded(m, &r, L, pp, s, w);
+    if (y < 0) continue;
     g[s] = col(m, 0, INFINITY, 0, 0, "g_s%d", s);
     for (int k = 0; k < K; k++) {
-      /* per byte sharded: the gather and the gradients' per-micro-batch scatter (its
-       * latency left out: a lower bound) */
+      /* per byte sharded: the gather and the gradients' per-micro-batch scatter, and the
+       * scatter's latency once if the stage shards a layer (y_s), at the kind's bounds
+       * (bdp at least Bdp, latdp at most latdp: cost-model.md 3, 7.22) */
       double gam = hp_cost_gather(1, 0, 1, dp, pt->kind[k].bdp, 0) * HP_MIP_MS;
       double gr = hp_cost_grad_scatter(1, 1, dp, pt->kind[k].bdp, 0) * HP_MIP_MS;
-      double big = gam * sum_param + gr * sum_grad;
+      double glat = hp_cost_grad_scatter(0, 1, dp, pt->kind[k].bdp, pt->kind[k].latdp) * HP_MIP_MS;
+      double big = gam * sum_param + gr * sum_grad + glat;
       rb_add(&r, g[s], 1);
       for (int l = 0; l < L; l++)
         rb_add(&r, w[l * pp + s], -gam * tab->layer[l].param - gr * tab->layer[l].grad);
+      rb_add(&r, y, -glat);
       rb_add(&r, map->kind[s * K + k], -big);
       rb_emit(m, &r, 'G', -big, "gather_s%d_k%d", s, k);
     }
@@ -138,7 +144,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     for (int l = 0; l < L; l++) bigc[c] += hp_costs_time(tab, c, l) * (1 + rc) * HP_MIP_MS;
     for (int k = 0; k < K; k++) {
       double gam = (hp_cost_gather(1, 0, 1, dp, pt->kind[k].bdp, 0) * sum_param +
-                    hp_cost_grad_scatter(1, 1, dp, pt->kind[k].bdp, 0) * sum_grad) * HP_MIP_MS;
+                    hp_cost_grad_scatter(sum_grad, 1, dp, pt->kind[k].bdp, pt->kind[k].latdp)) * HP_MIP_MS;
       if (dp > 1 && gam > worst_gather) worst_gather = gam;
     }
     bigc[c] += worst_gather;
@@ -199,11 +205,17 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
       }
   }
 
-  /* T >= (gas - 1) t_max(s*) + t_max(s*) + sum_{s != s*} t_min(s) + sum e, every s*. */
+  /* T >= (gas - 1) (t_max(s*) + (e(s*-1) + e(s*)) / 2) + t_max(s*) + sum_{s != s*} t_min(s)
+   * + sum e, every s*: the replica r* that holds stage s*'s slowest slot has period
+   * max_s c[s,r*] >= c[s*,r*] = t[s*,r*] + (e[s*-1,r*] + e[s*,r*]) / 2 (cost-model.md 3,
+   * 7.16), and each e here is below every replica's hand-off (shared lanes are slower). */
   map->base.obj_pipe = col(m, 0, INFINITY, 0, 1, "T");
   for (int st = 0; st < pp; st++) {
+    double g1 = hp_cost_replica(tab->gas, 1, 0, 0);
     rb_add(&r, map->base.obj_pipe, 1);
-    rb_add(&r, tmax[st], -hp_cost_replica(tab->gas, 1, 0, 0) - 1);
+    rb_add(&r, tmax[st], -g1 - 1);
+    if (st > 0) rb_add(&r, e[st - 1], -g1 / 2);
+    if (st + 1 < pp) rb_add(&r, e[st], -g1 / 2);
     for (int s = 0; s < pp; s++) {
       if (s != st) rb_add(&r, tmin[s], -1);
       if (s + 1 < pp) rb_add(&r, e[s], -1);

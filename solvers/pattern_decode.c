@@ -91,6 +91,39 @@ static void balance(const hp_patterns *pt, const hp_pat_result *r, int s, int dp
   }
 }
 
+/* The plan made to follow the job's sharding rules (cost-model.md 5, 7.12): the pattern
+ * searches shard with zdp only where the job lists it (pattern_dp.c, mip_pattern.c, and
+ * the layer DP is told below), but they mix dp and zdp layers, which a job with
+ * uniform_sharding forbids. Such a plan is replaced by the faster of its all-dp and
+ * all-zdp forms the job allows and that fit; none: *found = 0. The bound is unaffected
+ * (uniform plans are a part of the mixed ones the searches relax). */
+static void conform(const hp_problem *p, hp_plan *pl, int *found)
+{
+  unsigned allowed = hp_job_modes(&p->job);
+  int L = pl->n_layers, mixed = 0;
+  for (int l = 0; l < L; l++) mixed |= pl->mode[l] != pl->mode[0];
+  if (!*found || !p->job.uniform_sharding || !mixed) return;
+  unsigned char *keep = hp__calloc((size_t)L, 1);
+  double best = INFINITY;
+  int pick = -1;
+  if (!keep) { *found = 0; return; }
+  memcpy(keep, pl->mode, (size_t)L);
+  for (int mode = HP_SHARD_DP; mode <= HP_SHARD_ZDP; mode += HP_SHARD_ZDP - HP_SHARD_DP) {
+    hp_eval e = {0};
+    if (!(allowed >> mode & 1)) continue;
+    memset(pl->mode, mode, (size_t)L);
+    if (hp_evaluate(p, pl, &e, NULL) == HP_OK && e.feasible && e.iteration_time < best) {
+      best = e.iteration_time;
+      pick = mode;
+    }
+    hp_eval_release(&e);
+  }
+  if (pick >= 0) memset(pl->mode, pick, (size_t)L);
+  else memcpy(pl->mode, keep, (size_t)L);
+  *found = pick >= 0;
+  free(keep);
+}
+
 hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
                         double deadline, const volatile sig_atomic_t *stop, hp_plan *pl,
                         int *found, hp_diag *d)
@@ -160,6 +193,7 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
     for (int l = 0; l < pl->n_layers; l++) own->mode[l] = r->zdp[l] ? HP_SHARD_ZDP : HP_SHARD_DP;
   else memset(own->mode, 0, (size_t)pl->n_layers);
   hp__dp_opts_init(&o);
+  o.allow_zdp = (hp_job_modes(&p->job) >> HP_SHARD_ZDP & 1) != 0;   /* the job's modes */
   o.deadline = deadline;
   o.stop = stop;
   o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
@@ -177,6 +211,7 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
     hp_eval_release(&a);
     hp_eval_release(&b);
   }
+  conform(p, pl, found);
 done:
   hp_plan_destroy(&own);
   free(n);

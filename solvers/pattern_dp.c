@@ -7,8 +7,22 @@
  *   T >= T[r*] + max_s sync[s] >= gas t_max(s*) + sum_{s != s*} t_min(s) + sum_s e_min(s) + Q,
  * so with M = max_s (gas t_max(s) - t_min(s)), S = sum_s (t_min(s) + e_min(s)) and
  * Q = max_s sync(s), every plan has T >= M + S + Q, which is monotone in (M, S, Q): the
- * DP keeps a Pareto frontier of them per state, as the layer DP does. Where replicas of a
- * stage are alike, M + S is the pipeline time exactly.
+ * DP keeps a Pareto frontier of them per state, as the layer DP does.
+ *
+ * Cost model 1.2 (cost-model.md 3, 7.16): T[r] = (gas - 1) max_s c[s,r] + sum t + sum e
+ * with the period c[s,r] = t[s,r] + (e[s-1,r] + e[s,r]) / 2. The DP knows a stage's
+ * incoming hand-off when it adds the stage (the previous kind is in the state), not the
+ * next stage's kind, so its M term takes c[s] >= t[s] + (e_min(s-1) + e_out(s)) / 2 with
+ * e_out(s) the least hand-off after the stage's last layer to a stage of any kind: no
+ * larger than the real one (exact where the best next kind is the one taken).
+ * e_min is the unshared link's (hp_patterns_handoff): lanes that share a node's
+ * interface (H_s(n)) are only slower. Recompute re-runs checkpointable layers only
+ * (ck_l, 7.15): a prefix sum of their times per class. The reduction red, the step U
+ * and gat are dropped where they are not bounded (Q is the reduction under `end`, 0
+ * under `overlap`, where T >= max_r T[r] + step + gat; U and gat are >= 0). Memory is
+ * counted with the least act/work over device types (hp_patterns_least_act) against the
+ * least capacity of the kind: never above a device's own (7.20). With a job whose
+ * sharding list lacks zdp, nothing is sharded (phi = 0).
  *
  * Sharding: a stage that does not fit must shard a fraction phi >= phi_min of its
  * parameters (states, gathered bytes and gradients are all proportional to P / t_l, so a
@@ -61,7 +75,9 @@ typedef struct pdp {
   double *pre;           /* [C][L+1] prefix sums of class times */
   double *rest;          /* [L+1] sum over l >= i of the fastest class time */
   double ratio[HP_PATTERN_MAX_CLASSES];   /* max_l fastest(l) / time of class c (<= 1) */
+  double *ckpre;         /* [C][L+1] prefix sums of class times of checkpointable layers */
   double *spre, *ppre, *gpre;   /* [L+1] prefix sums of states, gathered and gradient bytes */
+  int allow_zdp;         /* the job's sharding list has zdp */
   hp_fpool pool;         /* of ppoints, at most PAT_MAX_POINTS */
   hp_front *cur, *nxt;   /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
   size_t *tcur, *tnxt;   /* the frontiers of cur and nxt that hold points */
@@ -153,6 +169,24 @@ static double kind_penalty(const pdp *c, int kind, int *count)
 
 typedef struct popt { double t_max, t_min, q; int ok; } popt;
 
+/* Adds layer l, replicated, to a stage's memory terms with its least act/work over device
+ * types (hp_costs_mem_add's terms, each no larger than any device's). */
+static void least_mem_add(const hp_costs *tab, int l, hp_mem_terms *m)
+{
+  const hp_layer_cost *f = &tab->layer[l];
+  double act = hp_patterns_least_act(tab, l), work = hp_patterns_least_work(tab, l);
+  m->states += hp_costs_layer_states(tab, l, HP_SHARD_DP);
+  m->act_sum += act;
+  if (f->ck) {
+    m->any_ck = 1;
+    m->act_keep += tab->mbs * f->input;
+    if (act > m->act_max) m->act_max = act;
+  } else {
+    m->act_keep += act;
+  }
+  if (work > m->work) m->work = work;
+}
+
 static void stage_option(const pdp *c, int i, int j, int kind, int rec, double mem0, double states,
                          popt *o)
 {
@@ -162,14 +196,14 @@ static void stage_option(const pdp *c, int i, int j, int kind, int rec, double m
   double Pz = c->ppre[j + 1] - c->ppre[i], phi_sync;
   o->ok = 0;
   if (mem0 > k->cap) {                  /* must shard a fraction phi of the stage */
-    if (dp <= 1 || !(states > 0)) return;
+    if (dp <= 1 || !c->allow_zdp || !(states > 0)) return;
     phi = (mem0 - k->cap) / (states * (1 - 1.0 / dp));
     if (phi > 1) return;
   }
   for (int x = 0; x < c->C; x++)
     if (k->mask >> x & 1) {
-      const double *px = &c->pre[(size_t)x * (c->L + 1)];
-      double v = px[j + 1] - px[i];
+      const double *px = &c->pre[(size_t)x * (c->L + 1)], *cx = &c->ckpre[(size_t)x * (c->L + 1)];
+      double v = hp_cost_recompute(px[j + 1] - px[i], cx[j + 1] - cx[i], rec);
       if (v < lo) lo = v;
       if (v > hi) hi = v;
     }
@@ -177,9 +211,9 @@ static void stage_option(const pdp *c, int i, int j, int kind, int rec, double m
   /* sharding a fraction phi: its gather and its gradients' per-micro-batch scatter */
   double gather = phi > 0 ? hp_cost_gather(phi * Pz, 0, 1, dp, k->bdp, k->latdp) +
                             hp_cost_grad_scatter(phi * G, 1, dp, k->bdp, k->latdp) : 0;
-  /* recompute re-runs checkpointable layers only: counted as none here (a lower bound) */
-  o->t_max = hp_cost_recompute(hi, 0, rec) + gather;
-  o->t_min = hp_cost_recompute(lo, 0, rec) + gather;
+  /* lo and hi include recompute of the checkpointable layers (7.15) */
+  o->t_max = hi + gather;
+  o->t_min = lo + gather;
   o->q = c->p->job.grad_sync == HP_SYNC_OVERLAP ? 0   /* overlapped: T >= the pipeline */
          : hp_cost_reduce((1 - phi_sync) * G, 0, dp, k->bdp, k->latdp);
   o->ok = 1;
@@ -276,7 +310,7 @@ static hp_err run(pdp *c, long *best)
       hp_mem_terms mt = {0};
       int jmax = s == pp - 1 ? L - 1 : L - (pp - s);
       for (int j = i; j <= jmax && !err && !c->overflow; j++) {
-        hp_costs_mem_add(&c->pt->tab, j, HP_SHARD_DP, 1, -1, &mt);
+        least_mem_add(&c->pt->tab, j, &mt);
         if (s == pp - 1 && j < L - 1) continue;   /* the last stage takes the rest */
         double states = c->spre[j + 1] - c->spre[i], least = INFINITY;
         for (int x = 0; x < c->C; x++) {
@@ -294,7 +328,13 @@ static hp_err run(pdp *c, long *best)
             if (!o.ok) continue;
             int rflag = rec;
             if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
-            double mterm = (double)c->gas * o.t_max - o.t_min;
+            double eout = INFINITY;     /* the least outgoing hand-off, over next kinds */
+            for (int k2 = 0; k2 < K && s < pp - 1; k2++) {
+              double h = hp_patterns_handoff(c->pt, k, k2, j);
+              if (h < eout) eout = h;
+            }
+            if (s == pp - 1 || !isfinite(eout)) eout = 0;
+            double mterm0 = (double)c->gas * o.t_max - o.t_min + (double)(c->gas - 1) * eout / 2;
             for (size_t g = g0; g < g1 && !err && !c->overflow; g++) {
               size_t ix = c->tcur[g];
               int kp = (int)(ix / R % (size_t)(K + 1)), res = (int)(ix % (size_t)R);
@@ -305,6 +345,8 @@ static hp_err run(pdp *c, long *best)
                 e = hp_patterns_handoff(c->pt, kp, k, i - 1);
                 if (!isfinite(e)) continue;
               }
+              /* the period with the incoming hand-off: c[s] >= t[s] + e(s-1) / 2 */
+              double mterm = mterm0 + (double)(c->gas - 1) * e / 2;
               int nres = res_next(c, res, k, s + 1);
               if (nres < 0) continue;
               if (s == pp - 1 && !res_final_ok(c, nres)) continue;
@@ -511,18 +553,24 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   r->rec = hp__calloc((size_t)c.pp, sizeof *r->rec);
   c.pen = hp__calloc((size_t)c.K + 1, sizeof *c.pen);
   c.pre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.pre);
+  c.ckpre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.ckpre);
+  c.allow_zdp = (hp_job_modes(&p->job) >> HP_SHARD_ZDP & 1) != 0;
   c.rest = hp__calloc((size_t)L + 1, sizeof *c.rest);
   c.spre = hp__calloc((size_t)L + 1, sizeof *c.spre);
   c.ppre = hp__calloc((size_t)L + 1, sizeof *c.ppre);
   c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
-  if (!r->first || !r->kind || !r->rec || !c.pen || !c.pre || !c.rest || !c.spre || !c.ppre || !c.gpre) {
+  if (!r->first || !r->kind || !r->rec || !c.pen || !c.pre || !c.ckpre || !c.rest || !c.spre || !c.ppre || !c.gpre) {
     err = HP_NOMEM;
     goto done;
   }
   if (c.pp > L || c.K == 0) { r->bound = INFINITY; r->done = 1; goto done; }   /* no kind fits */
   for (int x = 0; x < c.C; x++)
     for (int l = 0; l < L; l++)
-      c.pre[(size_t)x * (L + 1) + l + 1] = c.pre[(size_t)x * (L + 1) + l] + hp_costs_time(tab, x, l);
+    {
+      size_t ix = (size_t)x * (L + 1) + l;
+      c.pre[ix + 1] = c.pre[ix] + hp_costs_time(tab, x, l);
+      c.ckpre[ix + 1] = c.ckpre[ix] + (tab->layer[l].ck ? hp_costs_time(tab, x, l) : 0);
+    }
   for (int l = L - 1; l >= 0; l--) {
     double f = INFINITY;
     for (int x = 0; x < c.C; x++)
@@ -569,6 +617,7 @@ done:
   release(&c);
   free(c.pen);
   free(c.pre);
+  free(c.ckpre);
   free(c.rest);
   free(c.spre);
   free(c.ppre);

@@ -282,6 +282,27 @@ typedef struct hp_search_kind {
   hp_mip_backend backend;
 } hp_search_kind;
 
+/* Whether a plan's sharding modes follow the job's list and uniform_sharding (cost-model.md
+ * 7.12; search_util.c): the heuristics that feed the searches (the layer DP's seeds, the
+ * annealing) shard dp/zdp without asking the job; hp__score_offer and the seeds skip a
+ * plan that does not. */
+int hp__plan_follows_job(const hp_problem *p, const hp_plan *pl);
+
+/* What the certificate searches (cost-model.md 5 restricted): sharding modes dp and zdp
+ * per layer, one slice, every device used. It bounds the job's whole space, and may say
+ * "full", "optimal" or "infeasible", only where that space lies inside it: the job's
+ * sharding list within {dp, zdp} (uniform_sharding allowed: its plans are a part of the
+ * mixed ones, and decoded plans are made uniform), max_slices 1 or no zdp, no idle
+ * devices. Otherwise it still searches its part for plans, says "restricted" and why in
+ * `note`, and claims no bound. A job without dp leaves it nothing to search (every
+ * unsharded layer of its programs is dp). The one place this is decided. */
+typedef enum {
+  HP_CERT_FULL = 0,          /* its space is the job's: bound and status claimed */
+  HP_CERT_PART,              /* a part of the job's space: plans, no bound */
+  HP_CERT_NONE               /* no plan of the job's space is in it: no pattern search */
+} hp_cert_scope;
+hp_cert_scope hp__cert_scope(const hp_problem *prob, char *note, size_t n_note);
+
 /* Runs the search of `kind` over every configuration within lim->time_limit (default
  * 60 s), sharing it with `team` if it has several members (else, and with NULL, a
  * single process: the solo team). Every member of a team ends with the same result. */

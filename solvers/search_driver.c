@@ -17,7 +17,11 @@
  *      mip_search.c): plans of their own, and a check of the DP's bounds;
  *   and its bound: the least bound of the configurations left open, and the incumbent; a
  *   configuration is pruned on its DP bound alone; if one never had a bound there is
- *   none, and the result names those left.
+ *   none, and the result names those left. The bound is claimed only where the
+ *   certificate's space is the job's (hp__cert_scope); elsewhere the result is
+ *   "restricted", with no bound. Pruning inside the search compares the DP's bounds,
+ *   valid over the part it searches, with plan times: it only drops configurations
+ *   where that part holds nothing better than a plan already found.
  *
  * Every phase runs in a team (hp_team.h): lim->team for the certificate under mpirun,
  * else the solo team of one process (team_solo.c), and nothing here asks which. A phase
@@ -52,6 +56,7 @@ typedef struct search {
   const hp_limits *lim;
   const hp_search_kind *kind;
   int cert;             /* the certificate (phases 3 and 4, and the bound); else dp */
+  hp_cert_scope scope;  /* the certificate's space against the job's */
   hp_result *out;
   const hp_team *team;  /* lim->team's several members, or the solo team */
   hp_config *cfg;
@@ -117,7 +122,8 @@ static void report(const search *s, int done)
   p.total = s->total;
   p.elapsed = hp__now() - s->t0;
   p.incumbent = s->out->plan ? s->out->objective : INFINITY;
-  p.bound = s->cert ? global_bound(s) : NAN;       /* dp claims no bound */
+  /* dp, and a certificate over a part of the job's space, claim no bound */
+  p.bound = s->cert && s->scope == HP_CERT_FULL ? global_bound(s) : NAN;
   s->lim->progress(s->lim->progress_ctx, &p);
 }
 
@@ -313,6 +319,10 @@ static hp_err anneal(search *s, double seconds, hp_diag *d)
   hp_result r;
   hp_err err;
   if (!sa || seconds < MIP_MIN_SECONDS) return HP_OK;
+  /* the annealing flips layers between dp and zdp without asking the job: only where the
+   * job allows both, freely */
+  if (!(hp_job_modes(&s->prob->job) >> HP_SHARD_ZDP & 1) || s->prob->job.uniform_sharding)
+    return HP_OK;
   l.time_limit = seconds;
   l.top = 1;
   l.keep_rejected = 0;
@@ -410,12 +420,18 @@ static void name_open(const search *s)
     snprintf(out->space_note + len, sizeof out->space_note - (size_t)len, ", and %d more", left - shown);
 }
 
-/* The certificate's bound and status. */
+/* The certificate's bound and status; over a part of the job's space, only a status
+ * (feasible or no plan) and no bound. */
 static void certify(search *s)
 {
   hp_result *out = s->out;
   double bound = global_bound(s);
   int n_dis = 0;
+  if (s->scope != HP_CERT_FULL) {
+    out->bound = -INFINITY;
+    out->status = out->plan ? HP_SOL_FEASIBLE : HP_SOL_NONE;
+    return;
+  }
   for (int i = 0; i < s->n; i++) n_dis += s->disagree[i];
   if (!isfinite(bound) && bound < 0) {             /* a configuration never bounded */
     out->space = HP_SPACE_INCOMPLETE;
@@ -431,6 +447,34 @@ static void certify(search *s)
     out->status = out->bound >= out->objective * (1 - HP_CERT_TOL) ? HP_SOL_OPTIMAL : HP_SOL_FEASIBLE;
   else
     out->status = bound == INFINITY ? HP_SOL_INFEASIBLE : HP_SOL_NONE;
+}
+
+hp_cert_scope hp__cert_scope(const hp_problem *prob, char *note, size_t n_note)
+{
+  const hp_job *j = &prob->job;
+  unsigned modes = hp_job_modes(j), other = modes & ~(1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP);
+  int zdp = modes >> HP_SHARD_ZDP & 1, len = 0;
+  if (n_note) note[0] = 0;
+  if (!(modes >> HP_SHARD_DP & 1)) {
+    snprintf(note, n_note, "the certificate searches modes dp and zdp with every other layer "
+             "dp; the job does not allow dp: nothing searched beyond the heuristics, no bound");
+    return HP_CERT_NONE;
+  }
+  if (!other && (!zdp || hp_job_max_slices(j) == 1) && !j->idle_devices) return HP_CERT_FULL;
+#define ADD(...) (len += snprintf(note + len, len < (int)n_note ? n_note - (size_t)len : 0, __VA_ARGS__))
+  ADD("not searched:");
+  if (other) {
+    int first = 1;
+    ADD(" sharding mode%s", (other & (other - 1)) ? "s" : "");
+    for (int m = 0; m < 4; m++)
+      if (other >> m & 1) { ADD("%s %s", first ? "" : ",", hp_shard_name(m)); first = 0; }
+    ADD(";");
+  }
+  if (zdp && hp_job_max_slices(j) > 1) ADD(" zdp slices above 1 (max_slices %d);", hp_job_max_slices(j));
+  if (j->idle_devices) ADD(" idle devices;");
+  ADD(" no bound");
+#undef ADD
+  return HP_CERT_PART;
 }
 
 hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *team,
@@ -454,6 +498,8 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
     out->space = HP_SPACE_RESTRICTED;
     snprintf(out->space_note, sizeof out->space_note, "placement: Megatron order, its stage "
              "mirror, the baselines' and the pattern DP's; sharding per stage");
+  } else if ((s.scope = hp__cert_scope(prob, out->space_note, sizeof out->space_note)) != HP_CERT_FULL) {
+    out->space = HP_SPACE_RESTRICTED;
   }
   s.n = hp__configs(prob, &s.cfg);
   if (s.n < 0) {
@@ -470,8 +516,9 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
     err = hp_fail(d, HP_NOMEM, "out of memory");
   /* a member that fails never leaves the others waiting in a collective: from here on,
    * every failure is agreed on at the end of its phase */
-  if (!(err = team_check(&s, err, d)) && !(err = incumbents(&s, d)) &&
-      !(err = pattern_bounds(&s, d)) && s.cert) {
+  if (!(err = team_check(&s, err, d)) && !(err = incumbents(&s, d)) && s.scope == HP_CERT_NONE) {
+    certify(&s);                       /* no pattern search can give the job a plan */
+  } else if (!err && !(err = pattern_bounds(&s, d)) && s.cert) {
     report(&s, s.n);                   /* every configuration bounded: the certificate */
     err = annealing(&s, d);
     if (!(err = pattern_mips(&s, err, d))) certify(&s);

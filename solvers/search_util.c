@@ -203,10 +203,22 @@ void hp__split_minmax(hp_plan *pl, const double *w)
   free(arg);
 }
 
+/* (search.h) A plan outside the job's rules is not one of its plans, and is not offered. */
+int hp__plan_follows_job(const hp_problem *p, const hp_plan *pl)
+{
+  unsigned allowed = hp_job_modes(&p->job);
+  for (int l = 0; l < pl->n_layers; l++) {
+    if (!(allowed >> pl->mode[l] & 1)) return 0;
+    if (p->job.uniform_sharding && pl->mode[l] != pl->mode[0]) return 0;
+  }
+  return 1;
+}
+
 hp_err hp__score_offer(const hp_problem *p, const hp_limits *lim, const hp_plan *pl,
                        hp_result *out, hp_diag *d)
 {
   hp_eval e = {0};
+  if (!hp__plan_follows_job(p, pl)) return HP_OK;
   hp_err err = hp_evaluate(p, pl, &e, d);
   if (!err) err = hp_result_offer(out, lim, pl, &e, d);
   hp_eval_release(&e);

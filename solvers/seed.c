@@ -40,7 +40,8 @@ static hp_err split_and_offer(const hp_problem *prob, hp_plan *pl, const hp_limi
   *obj = INFINITY;
   err = hp__dp_split(prob, pl, &o, &found, obj, &out->work, d);
   if (!err && !found) *obj = INFINITY;
-  if (!err && found && !(err = hp_evaluate(prob, pl, &e, d)) && (!ignore_memory || !e.feasible))
+  if (!err && found && hp__plan_follows_job(prob, pl) && !(err = hp_evaluate(prob, pl, &e, d)) &&
+      (!ignore_memory || !e.feasible))
     err = hp_result_offer(out, lim, pl, &e, d);
   hp_eval_release(&e);
   return err;

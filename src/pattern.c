@@ -29,6 +29,28 @@ int hp_patterns_find(const hp_patterns *pt, unsigned mask, int single)
   return -1;
 }
 
+double hp_patterns_least_act(const hp_costs *tab, int l)
+{
+  double v = hp_costs_layer_act(tab, l, -1);
+  if (!tab->mact) return v;
+  for (int k = 0; k < tab->n_types; k++) {
+    double a = hp_costs_layer_act(tab, l, k);
+    if (k == 0 || a < v) v = a;
+  }
+  return v;
+}
+
+double hp_patterns_least_work(const hp_costs *tab, int l)
+{
+  double v = hp_costs_layer_work(tab, l, -1);
+  if (!tab->mwork) return v;
+  for (int k = 0; k < tab->n_types; k++) {
+    double w = hp_costs_layer_work(tab, l, k);
+    if (k == 0 || w < v) v = w;
+  }
+  return v;
+}
+
 double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last)
 {
   size_t ix = (size_t)a * pt->n_kind + b;
@@ -128,10 +150,11 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
 }
 
 /* The best hand-off link from a stage of kind a to the next of kind b: inside a node of a
- * class both have, if one node can hold a TP group of each, else between their classes. */
+ * class both have, if one node can hold a TP group of each (a lane inside a node shares
+ * nothing, 7.11), else between their classes, shared by at least the tp lanes. */
 static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
 {
-  int C = cl->n, K = pt->n_kind;
+  int C = cl->n, K = pt->n_kind, tp = pt->tab.tp;
   for (int a = 0; a < K; a++)
     for (int b = 0; b < K; b++) {
       const hp_stage_kind *ka = &pt->kind[a], *kb = &pt->kind[b];
@@ -148,7 +171,10 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
         for (int y = 0; y < C; y++) {
           size_t ix = (size_t)x * C + y;
           if (!(ka->mask >> x & 1) || !(kb->mask >> y & 1) || !(cl->inter_bw[ix] > 0)) continue;
-          if (cl->inter_bw[ix] > bw) bw = cl->inter_bw[ix];
+          /* a TP group lies in one node: a replica whose two stages sit on different nodes
+           * sends all its tp lanes between them, so H_s(n) >= tp on both and each lane
+           * sees at most the link / tp (cost-model.md 3, 7.11, 7.18) */
+          if (cl->inter_bw[ix] / tp > bw) bw = cl->inter_bw[ix] / tp;
           if (cl->inter_lat[ix] < lat) lat = cl->inter_lat[ix];
         }
       pt->hbw[(size_t)a * K + b] = bw;

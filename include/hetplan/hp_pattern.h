@@ -48,6 +48,14 @@ void hp_patterns_release(hp_patterns *pt);
  * `last` and stage s + 1 has kind b (INFINITY where no placement has that pair). */
 double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last);
 
+/* Saved activations and working memory of layer l per micro-batch, the least over every
+ * device type of the cluster (measured where the profile has them, else the formula:
+ * hp_costs_layer_act/work). A device of any type holds at least this much, so memory
+ * checked with them never over-counts: sound for a bound whatever the placement
+ * (cost-model.md 1, 7.20). */
+double hp_patterns_least_act(const hp_costs *tab, int l);
+double hp_patterns_least_work(const hp_costs *tab, int l);
+
 /* The kind of a stage with that class mask and single flag, or -1. */
 int hp_patterns_find(const hp_patterns *pt, unsigned mask, int single);
 
