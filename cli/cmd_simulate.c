@@ -10,8 +10,10 @@ static const char sim_help[] =
   "\n"
   "Simulates one iteration of plan P event by event (docs/simulator.md): every stage's\n"
   "forwards and backwards in 1F1B or GPipe order, transfers on the links between slots\n"
-  "(one per direction at a time), all-reduces after each stage's last backward. Prints\n"
-  "the simulated iteration time beside the formula's, each device's busy and idle time,\n"
+  "(the sender waits for its transfer), each stage's gradient reduction after its last\n"
+  "backward (or during it, grad_sync overlap), then the optimizer step and the weights'\n"
+  "all-gather. Prints the simulated iteration time beside the formula's, term by term,\n"
+  "each device's busy and idle time,\n"
   "the bubble fraction and each stage's peak in-flight micro-batches beside the count\n"
   "the memory model assumes. --svg writes a Gantt chart; --json prints the figures and\n"
   "every event. -o writes the text (or JSON) to FILE instead of stdout.\n";
@@ -26,7 +28,7 @@ static const char draw_help[] =
 static const char *kind_name(hp_ev_kind k)
 {
   static const char *const n[] = { "forward", "backward", "send-activation", "send-gradient",
-                                   "all-reduce" };
+                                   "all-reduce", "step", "all-gather" };
   return n[k];
 }
 
@@ -85,6 +87,8 @@ static int run_simulate(cli_ctx *c)
   if (o->json) {
     fprintf(out, "{ \"iteration_time\": %.17g, \"analytic_time\": %.17g, \"bubble\": %.6f,\n",
            s.iteration_time, e.iteration_time, s.bubble);
+    fprintf(out, "  \"pipeline_time\": %.17g, \"sync_time\": %.17g, \"step_time\": %.17g, "
+           "\"gat_time\": %.17g,\n", s.pipeline_time, s.sync_time, s.step_time, s.gat_time);
     fprintf(out, "  \"peak_inflight\": [");
     for (int st = 0; st < pl->pp; st++) fprintf(out, "%s%d", st ? ", " : "", s.peak_inflight[st]);
     fprintf(out, "],\n  \"busy\": [");
@@ -103,7 +107,13 @@ static int run_simulate(cli_ctx *c)
            pl->dp, pl->mbs, pl->gas, hp_schedule_name(pl->schedule), prob->job.gbs);
     fprintf(out, "iteration time  simulated %.6f s, formula %.6f s (%+.2f %%)\n", s.iteration_time,
            e.iteration_time, diff);
-    fprintf(out, "bubble          %.2f %% of device time idle\n", 100 * s.bubble);
+    fprintf(out, "  pipeline      simulated %.6f s, formula %.6f s\n", s.pipeline_time,
+           e.pipeline_time);
+    fprintf(out, "  reduction     simulated %.6f s, formula %.6f s (beyond the pipeline)\n",
+           s.sync_time, e.sync_time);
+    fprintf(out, "  step          simulated %.6f s, formula %.6f s\n", s.step_time, e.step_time);
+    fprintf(out, "  all-gather    simulated %.6f s, formula %.6f s\n", s.gat_time, e.gat_time);
+    fprintf(out, "bubble          %.2f %% of the used devices' time idle\n", 100 * s.bubble);
     fprintf(out, "events          %d\n\nstage  peak in flight  memory model\n", s.n_events);
     for (int st = 0; st < pl->pp; st++) {
       long model = hp_inflight(pl, st);
@@ -112,8 +122,9 @@ static int run_simulate(cli_ctx *c)
     }
     fprintf(out, "\ndevice  busy s      idle s      busy\n");
     for (int dv = 0; dv < s.n_devices; dv++)
-      fprintf(out, "%6d  %10.6f  %10.6f  %5.1f%%\n", dv, s.busy[dv], s.iteration_time - s.busy[dv],
-             100 * s.busy[dv] / s.iteration_time);
+      if (e.idle[dv]) fprintf(out, "%6d  unused\n", dv);
+      else fprintf(out, "%6d  %10.6f  %10.6f  %5.1f%%\n", dv, s.busy[dv],
+                   s.iteration_time - s.busy[dv], 100 * s.busy[dv] / s.iteration_time);
   }
   if (outp) {                  /* -o: the text or JSON goes to the file, not stdout */
     fclose(out);

@@ -1,7 +1,9 @@
 /* crosscheck.c -- the analytic-versus-simulated cross-check (hetplan validate): many
  * plans of a set-up, random ones and the dp solver's best, scored both ways; mean
- * absolute percentage error and Spearman's rank correlation. Lives beside the solvers
- * because it draws its plans from them. */
+ * absolute percentage error and Spearman's rank correlation. Both sides are the whole
+ * iteration of cost model 1.2 (cost-model.md 6): pipeline, the reduction's exposed part,
+ * the optimizer step and the weights' all-gather. Lives beside the solvers because it
+ * draws its plans from them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,8 @@ static hp_err add(const hp_problem *p, hp_crosscheck *c, hp_plan *pl, hp_diag *d
   hp_err err = hp_evaluate(p, pl, &e, d);
   if (!err) err = hp_simulate(p, pl, &s, d);
   if (!err) {
+    /* hp_eval.h: pipeline_time + sync_time + step_time + gat_time; the simulation's last
+     * event, after its own pipeline, reductions, steps and all-gathers (hp_sim.h) */
     c->analytic[c->n] = e.iteration_time;
     c->simulated[c->n] = s.iteration_time;
     c->plans[c->n++] = pl;

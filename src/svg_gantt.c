@@ -1,7 +1,8 @@
 /* svg_gantt.c -- the simulated schedule as an SVG Gantt chart, one row per stage in
  * pipeline order: the slowest replica's forwards and backwards numbered with their
  * micro-batch (every k-th where boxes are narrow), its transfers on a strip below, the
- * stage's all-reduce at the end, a time axis and a legend. Runs of boxes too narrow to
+ * stage's gradient reduction, the replica's optimizer step and the stage's all-gather at
+ * the end, a time axis and a legend. Runs of boxes too narrow to
  * tell apart become one band, so the picture's size follows its width, not pp x gas. */
 #include <math.h>
 #include <stdlib.h>
@@ -16,12 +17,13 @@
 #define SHAPE_BUDGET 4000   /* boxes and bands in all: about 26 bytes each */
 #define LABEL_SPACING 36.0  /* px between dense micro-batch numbers, at least */
 
-enum { K_FWD, K_BWD, K_ACT, K_GRAD, K_SYNC, N_KINDS };
+enum { K_FWD, K_BWD, K_ACT, K_GRAD, K_SYNC, K_STEP, N_KINDS };
 
 static const char *const colour[N_KINDS] = { "#4e79a7", "#59a14f", "#f28e2b", "#b07aa1",
-                                             "#e15759" };
+                                             "#e15759", "#9c755f" };
 static const char *const kind_name[N_KINDS] = { "forward", "backward", "activation sent",
-                                                "gradient sent", "all-reduce" };
+                                                "gradient sent", "reduce, all-gather",
+                                                "optimizer step" };
 
 static int kind_of(hp_ev_kind k)
 {
@@ -31,6 +33,8 @@ static int kind_of(hp_ev_kind k)
   case HP_EV_SEND_ACT: return K_ACT;
   case HP_EV_SEND_GRAD: return K_GRAD;
   case HP_EV_ALLREDUCE: return K_SYNC;
+  case HP_EV_ALLGATHER: return K_SYNC;
+  case HP_EV_STEP: return K_STEP;
   }
   return K_SYNC;
 }
@@ -46,7 +50,8 @@ typedef struct chart {
   int rstar;                 /* the replica drawn: the last to finish its backwards */
   int *start;                /* [pp * N_LANES + 1] offsets into boxes */
   box *boxes;
-  double *sync0, *sync1;     /* [pp] the stage's all-reduce, px; sync1 < 0 if none */
+  double *sync0, *sync1;     /* [2 pp] the stage's reduction at 2 s, its all-gather after
+                              * the step at 2 s + 1, px; sync1 < 0 if none */
   double row, band;          /* row height; compute band height */
   hp_sb path[N_KINDS];       /* every box of a kind in one path */
   int banded;                /* some band was drawn */
@@ -213,24 +218,30 @@ static int slowest_replica(const hp_plan *pl, const hp_sim *s)
   return r;
 }
 
-static int lane_of(int kind) { return kind <= K_BWD ? L_COMP : kind == K_ACT ? L_ACT : L_GRAD; }
+/* The step is drawn on the compute lane, after the last backward. */
+static int lane_of(int kind)
+{
+  return kind <= K_BWD || kind == K_STEP ? L_COMP : kind == K_ACT ? L_ACT : L_GRAD;
+}
 
-/* Fills the rows: boxes of the drawn replica per (stage, lane), all-reduces per stage. */
+/* Fills the rows: boxes of the drawn replica per (stage, lane), with its steps; the
+ * reduction and the all-gather per stage. */
 static hp_err collect(chart *C, const hp_sim *s, double scale)
 {
   const hp_plan *pl = C->pl;
   int nl = pl->pp * N_LANES, *fill;
   C->start = hp__calloc((size_t)nl + 1, sizeof *C->start);
-  C->sync0 = hp__calloc((size_t)pl->pp, sizeof *C->sync0);
-  C->sync1 = hp__calloc((size_t)pl->pp, sizeof *C->sync1);
+  C->sync0 = hp__calloc(2 * (size_t)pl->pp, sizeof *C->sync0);
+  C->sync1 = hp__calloc(2 * (size_t)pl->pp, sizeof *C->sync1);
   if (!C->start || !C->sync0 || !C->sync1) return HP_NOMEM;
-  for (int st = 0; st < pl->pp; st++) C->sync1[st] = -1;
+  for (int st = 0; st < 2 * pl->pp; st++) C->sync1[st] = -1;
   for (int i = 0; i < s->n_events; i++) {
     const hp_sim_event *e = &s->events[i];
     int k = kind_of(e->kind);
     if (k == K_SYNC) {
-      C->sync0[e->stage] = LEFT + e->start * scale;
-      C->sync1[e->stage] = LEFT + e->end * scale;
+      int at = 2 * e->stage + (e->kind == HP_EV_ALLGATHER);
+      C->sync0[at] = LEFT + e->start * scale;
+      C->sync1[at] = LEFT + e->end * scale;
     } else if (e->replica == C->rstar) {
       C->start[e->stage * N_LANES + lane_of(k) + 1]++;
     }
@@ -301,10 +312,20 @@ static void draw_numbers(hp_sb *b, const hp_plan *pl, const chart *C, long k, in
   hp__sb_printf(b, "</g>\n");
 }
 
-static void draw_syncs(const hp_plan *pl, chart *C)
+/* The reductions and all-gathers; a reduction that overlaps the backwards (grad_sync
+ * overlap) takes the lower half of the row, leaving the backward it runs beside visible. */
+static void draw_syncs(const hp_plan *pl, chart *C, int overlap)
 {
   for (int st = 0; st < pl->pp; st++)
-    if (C->sync1[st] >= 0) emit(C, K_SYNC, C->sync0[st], C->sync1[st], TOP + C->row * st + 2, C->band);
+    for (int q = 2 * st; q < 2 * st + 2; q++) {
+      double y = TOP + C->row * st + 2, h = C->band;
+      if (C->sync1[q] < 0) continue;
+      if (overlap && q == 2 * st) {
+        h /= 2;
+        y += h;
+      }
+      emit(C, K_SYNC, C->sync0[q], C->sync1[q], y, h);
+    }
 }
 
 static void axis(hp_sb *b, double T, double scale, double ya, double y_top)
@@ -388,7 +409,7 @@ hp_err hp_sim_svg(const hp_problem *prob, const hp_plan *pl, const hp_sim *s, ch
   row_labels(&b, prob, pl, &C);
   axis(&b, T, scale, TOP + C.row * pl->pp + 4, TOP);
   draw_lanes(&C, narrow, 1);
-  draw_syncs(pl, &C);
+  draw_syncs(pl, &C, prob->job.grad_sync == HP_SYNC_OVERLAP);
   for (int q = 0; q < N_KINDS; q++) {
     if (C.path[q].failed) b.failed = 1;
     if (C.path[q].len) hp__sb_printf(&b, "<path fill=\"%s\" d=\"%s\"/>\n", colour[q], C.path[q].s);

@@ -1,34 +1,47 @@
 /* hp_sim.h -- the discrete-event pipeline simulator: the second opinion on a plan's
- * iteration time (docs/simulator.md). Durations are the cost model's; the simulator
- * adds the schedule's order, per-link serialisation and overlap. */
+ * iteration time (docs/simulator.md, cost-model.md 6). Durations are the cost model's
+ * (version 1.2); the simulator adds the schedule's order, blocking sends, per-link
+ * serialisation and the reductions' overlap with the backwards. */
 #ifndef HP_SIM_H
 #define HP_SIM_H
 
 #include "hp_plan.h"
 
 typedef enum {
-  HP_EV_FWD = 0,       /* forward of a micro-batch on a slot (with its ZeRO-3 gather) */
-  HP_EV_BWD,           /* backward (with recomputation and its gather) */
-  HP_EV_SEND_ACT,      /* activation transfer from (s, r) to (s+1, r) */
-  HP_EV_SEND_GRAD,     /* gradient transfer from (s, r) to (s-1, r) */
-  HP_EV_ALLREDUCE      /* stage s's gradient sync over its replica group */
+  HP_EV_FWD = 0,       /* forward of a micro-batch on a slot (with half its ZeRO-3 gather) */
+  HP_EV_BWD,           /* backward (the other half of the gather, recomputation, and the
+                        * reduce-scatter Zr of zero2/zdp gradients) */
+  HP_EV_SEND_ACT,      /* activation transfer from (s, r) to (s+1, r); the sender waits */
+  HP_EV_SEND_GRAD,     /* gradient transfer from (s, r) to (s-1, r); the sender waits */
+  HP_EV_ALLREDUCE,     /* stage s's gradient reduction red[s] over its replica groups */
+  HP_EV_STEP,          /* the optimizer step of slot (s, r)'s devices */
+  HP_EV_ALLGATHER      /* stage s's all-gather of the updated weights, gat[s] */
 } hp_ev_kind;
 
 /* One interval of the timeline. For transfers, (stage, replica) is the sender. For an
- * all-reduce, replica is -1. */
+ * all-reduce and an all-gather, replica is -1; micro is -1 but for forwards, backwards
+ * and transfers. */
 typedef struct hp_sim_event {
   hp_ev_kind kind;
-  int stage, replica, micro;   /* micro is -1 for an all-reduce */
+  int stage, replica, micro;
   double start, end;           /* seconds from the iteration's start */
 } hp_sim_event;
 
 typedef struct hp_sim {
   double iteration_time;       /* the last event's end */
+  /* its parts, as hp_eval splits the formula's: iteration_time = pipeline_time +
+   * sync_time + step_time + gat_time */
+  double pipeline_time;        /* the last forward, backward or transfer's end */
+  double sync_time;            /* how far the reductions end after it (0 if before) */
+  double step_time;            /* the slowest device's step, after every reduction */
+  double gat_time;             /* the slowest all-gather, after every step */
   int n_events;
   hp_sim_event *events;        /* in start order */
   int pp, dp, n_devices;
-  double *busy;                /* [n_devices] compute time (forward, backward, gathers) */
-  double bubble;               /* 1 - sum busy / (devices x iteration time) */
+  int n_used;                  /* devices the plan uses (pp tp dp); the others are idle */
+  double *busy;                /* [n_devices] compute time (forwards, backwards with their
+                                * gathers and scatters, the step); 0 on idle devices */
+  double bubble;               /* 1 - sum busy / (used devices x iteration time) */
   int *peak_inflight;          /* [pp] most micro-batches forwarded, not yet backwarded, on any replica */
 } hp_sim;
 
@@ -41,7 +54,8 @@ hp_err hp_simulate(const hp_problem *prob, const hp_plan *plan, hp_sim *s, hp_di
 /* The simulation as an SVG Gantt chart, 1000 px wide (svg_gantt.c): one row per stage in
  * pipeline order, drawn for the replica whose backwards end last, forwards and backwards
  * numbered with their micro-batch (every k-th where boxes are narrow), its transfers
- * under them and the stage's all-reduce; runs of boxes too narrow to tell apart become
+ * under them, its optimizer step, and the stage's reduction and all-gather (a reduction
+ * overlapping the backwards in the row's lower half); runs of boxes too narrow to tell apart become
  * bands, so the size stays near 100 KB at any pp and gas (malloc'd, caller frees). */
 hp_err hp_sim_svg(const hp_problem *prob, const hp_plan *plan, const hp_sim *s, char **out,
                   hp_diag *d);
@@ -55,7 +69,7 @@ hp_err hp_plan_svg(const hp_problem *prob, const hp_plan *plan, char **out, hp_d
 
 /* The analytic-versus-simulated cross-check: `samples` random valid plans of the search
  * space (seeded) and the `dp` solver's 10 best, each scored by the evaluator and by the
- * simulator (memory is not considered). */
+ * simulator (memory is not considered): the whole iteration of cost model 1.2 both ways. */
 typedef struct hp_crosscheck {
   int n;
   double *analytic, *simulated;   /* [n] iteration times */
