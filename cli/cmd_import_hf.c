@@ -6,6 +6,7 @@
 
 static const char help[] =
   "usage: hetplan import-hf config.json [-o model.json] [--seq N] [--dtype bf16|fp16|fp32]\n"
+  "                         [--attention flash|eager]\n"
   "\n"
   "Reads a Hugging Face config.json of a Llama, Mistral, Qwen2, GPT-2 or GPT-NeoX style\n"
   "model (hidden_size/n_embd, num_hidden_layers/n_layer, intermediate_size,\n"
@@ -18,6 +19,8 @@ static const char help[] =
   "  --seq N     tokens per sample (default: max_position_embeddings, at most 4096)\n"
   "  --dtype T   bf16 (default) or fp16: 2-byte weights, gradients and activations with\n"
   "              fp32 optimizer states; fp32: 4-byte ones\n"
+  "  --attention A  flash (default): FlashAttention, no s^2 scores saved, QK^T recomputed\n"
+  "              in the backward pass; eager: the scores saved (docs/transformer.md)\n"
   "\n"
   "Every command that takes --model also takes a config.json directly (recognised by its\n"
   "keys, read with the defaults above).\n"
@@ -28,6 +31,7 @@ typedef struct import_opts {
   const char *input;     /* the config file, a plain argument */
   long seq;              /* tokens per sample, 0: the config's */
   const char *dtype;
+  const char *attention; /* "flash" or "eager", NULL: flash */
 } import_opts;
 
 static const cli_flag flags[] = {
@@ -38,6 +42,8 @@ static const cli_flag flags[] = {
     .help = "tokens per sample (default: max_position_embeddings, at most 4096)" },
   { .name = "dtype", .arg = "T", CLI_OWN_CHOICE(import_opts, dtype, hp_dtype_parse),
     .expect = "bf16, fp16 or fp32", .help = "the precision (default bf16)" },
+  { .name = "attention", .arg = "A", CLI_OWN_CHOICE(import_opts, attention, hp_tf_attention_parse),
+    .expect = "flash or eager", .help = "the attention kernel (default flash)" },
   CLI_FLAG_OUT,
 };
 
@@ -62,7 +68,9 @@ static int run(cli_ctx *c)
   ho.seq = (int)o->seq;
   if (o->dtype) ho.dtype = (hp_dtype)hp_dtype_parse(o->dtype);
   cli_diag_init(&d);
-  if ((err = hp_hf_load(o->input, &ho, &h, &d)) || (err = hp_hf_expand(&h, &m, &d)) ||
+  if ((err = hp_hf_load(o->input, &ho, &h, &d)) == HP_OK && o->attention)
+    h.tf.eager_attention = hp_tf_attention_parse(o->attention);
+  if (err || (err = hp_hf_expand(&h, &m, &d)) ||
       (err = hp_hf_model_to_json(&h, o->input, &text, &d))) {
     rc = cli_fail(&d, err);
     goto done;

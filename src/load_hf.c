@@ -315,8 +315,8 @@ hp_err hp__hf_read(ju_ctx *c, const cJSON *root, const hp_hf_opts *opts, hp_hf_m
   if (window > 0 && t->seq > window)
     hp_warn(c->d, "%s: sliding_window is %g on every other layer: hetplan counts those layers' "
             "attention over all %d tokens, as eager attention computes it (an over-estimate of "
-            "their attention FLOPs and memory where a kernel skips what the window masks)",
-            c->file, window, t->seq);
+            "their attention FLOPs, and of eager attention's memory, where a kernel skips what "
+            "the window masks)", c->file, window, t->seq);
 
   t->family = st->family;
   t->layers = (int)layers;
@@ -465,6 +465,7 @@ hp_err hp_hf_model_to_json(const hp_hf_model *h, const char *source, char **out,
   if (t->logit_softcap) cJSON_AddBoolToObject(tf, "logit_softcap", 1);
   cJSON_AddBoolToObject(tf, "tied", t->tied);
   cJSON_AddStringToObject(tf, "dtype", hp_dtype_name(t->dtype));
+  cJSON_AddStringToObject(tf, "attention", hp_tf_attention_name(t->eager_attention));
   *out = cJSON_Print(root);
   cJSON_Delete(root);
   return *out ? HP_OK : hp_fail(d, HP_NOMEM, "out of memory writing JSON");

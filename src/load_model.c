@@ -20,7 +20,7 @@ static const char *const layer_keys[] = {
 static const char *const tf_keys[] = {
   "family", "layers", "hidden", "heads", "kv_heads", "head_dim", "seq", "vocab", "ffn",
   "positions", "qkv_bias", "out_bias", "mlp_bias", "tied", "dtype", "mlp", "post_norms",
-  "qk_norm", "attn_softcap", "logit_softcap", NULL };
+  "qk_norm", "attn_softcap", "logit_softcap", "attention", NULL };
 
 static hp_err read_layer(ju_ctx *c, const cJSON *o, const char *p, hp_layer *ly, long *repeat,
                          const char **name, const char **kind)
@@ -162,6 +162,14 @@ static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
                      "\"fp32\", got \"%s\"", c->file, dt);
     t.dtype = (hp_dtype)hp_dtype_parse(dt);
   }
+  {   /* FlashAttention unless "eager" (docs/transformer.md) */
+    const char *at;
+    if ((err = ju_str(c, o, p, "attention", 0, "flash", &at))) return err;
+    if (hp_tf_attention_parse(at) < 0)
+      return hp_fail(c->d, HP_PARSE, "%s: transformer.attention: expected \"flash\" or "
+                     "\"eager\", got \"%s\"", c->file, at);
+    t.eager_attention = hp_tf_attention_parse(at);
+  }
   err = hp_transformer_expand(&t, m, c->d);
   if (err) {
     char msg[sizeof c->d->msg];
@@ -224,9 +232,11 @@ hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_dia
     m->input_bytes = in;
   } else {
     const cJSON *ib = cJSON_GetObjectItemCaseSensitive(root, "input_bytes");
-    double in = m->input_bytes;
+    double in = m->input_bytes, upd = m->update_bytes;
+    int upd_given = m->update_given;
     HP_TRY(read_transformer(&c, tf, m));
     if (ib) m->input_bytes = in;   /* an explicit figure wins over the generator's */
+    if (upd_given) m->update_bytes = upd;
   }
   if (cJSON_GetObjectItemCaseSensitive(root, "tied_params")) {
     HP_TRY(ju_num(&c, root, "", "tied_params", 0, 0, 0, 0, &m->tied_params));

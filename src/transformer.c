@@ -1,9 +1,11 @@
 /* transformer.c -- expands a GPT-2/GPT-3/GPT-NeoX or Llama-2/Mistral/Qwen2/Qwen3/Gemma
  * style transformer into explicit layers (embedding, blocks, final norm, head). Formulas and
  * their sources are in docs/transformer.md: parameters and FLOPs (2 FLOPs per
- * multiply-add, backward = 2 x forward), saved activations after Korthikanti et al. 2022
- * (b-byte elements, 2 for bf16/fp16; no sequence parallelism, no flash attention),
- * tensor-parallel all-reduce bytes after Megatron. */
+ * multiply-add, backward = 2 x forward, FlashAttention's backward recomputing QK^T),
+ * saved activations after Korthikanti et al. 2022 (b-byte elements, 2 for bf16/fp16;
+ * no sequence parallelism; FlashAttention by default, eager attention's a s^2 scores
+ * on request), tensor-parallel all-reduce bytes after Megatron, and the optimizer
+ * step's memory traffic of mixed-precision Adam. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,19 @@ int hp_dtype_parse(const char *s)
   return -1;
 }
 
+int hp_tf_attention_parse(const char *s)
+{
+  if (!s) return -1;
+  if (!strcmp(s, "flash")) return 0;
+  if (!strcmp(s, "eager")) return 1;
+  return -1;
+}
+
+const char *hp_tf_attention_name(int eager_attention)
+{
+  return eager_attention ? "eager" : "flash";
+}
+
 const char *hp_dtype_name(hp_dtype t)
 {
   return t == HP_DTYPE_FP32 ? "fp32" : t == HP_DTYPE_FP16 ? "fp16" : "bf16";
@@ -39,6 +54,26 @@ int hp_transformer_ffn(const hp_transformer *t)
   if (t->ffn > 0) return t->ffn;
   if (t->family == HP_TF_GPT) return 4 * t->hidden;
   return (int)(256 * ((8 * (long)t->hidden / 3 + 255) / 256));
+}
+
+/* The optimizer step's memory traffic per parameter (cost-model.md 1, update_bytes) for
+ * the two Adam layouts the generator knows, counted kernel by kernel as Megatron-LM's
+ * step runs them (megatron/core/optimizer/optimizer.py; docs/transformer.md), p, g and
+ * opt the model's param, grad and optimizer bytes:
+ *   g < 4: the gradient converted to fp32 (read g, write 4)    g + 4
+ *   the gradient norm for clipping (read the fp32 gradient)    4
+ *   fused Adam: read and write the moments                     2 opt (master included
+ *     in opt when p = 2) and, when p = 4, the weight itself      + 2 p
+ *     and read the fp32 gradient                                 + 4
+ *   p = 2: the fp32 master copied into the weight              4 + p
+ * Mixed precision (p = 2, opt = 12: master, m, v) and fp32 (p = 4, opt = 8: m, v) both
+ * come to 2 opt + p + 12 (+ g + 4 when g < 4): 44 for 2/2/16, 38 for Megatron's
+ * 2/4/18, 32 for fp32. 0: a layout it does not know. */
+static double adam_update_bytes(const hp_model *m)
+{
+  double p = m->param_bytes, g = m->grad_bytes, opt = hp_model_opt_bytes(m);
+  if (!((p == 2 && opt == 12) || (p == 4 && opt == 8)) || g <= 0 || g > 4) return 0;
+  return 2 * opt + p + 12 + (g < 4 ? g + 4 : 0);
 }
 
 static hp_err set_layer(hp_layer *ly, const char *name, const char *kind)
@@ -61,6 +96,7 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   double b = hp_dtype_bytes(t->dtype);   /* activation element, bytes */
   double pos = t->positions > 0 ? t->positions : t->positions == 0 && gpt ? s : 0;
   double f;
+  int eager = t->eager_attention;
   int n = t->layers + 3;
   hp_layer *L;
 
@@ -99,6 +135,7 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   L[0].out_bytes = b * s * h;
   L[0].tp_comm = b * s * h;
   L[0].splittable = 1;
+  L[0].no_recompute = 1;   /* Megatron and DeepSpeed checkpoint the blocks only */
 
   for (int i = 0; i < t->layers; i++) {
     hp_layer *bl = &L[1 + i];
@@ -110,20 +147,27 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
       bl->params = proj + mlp + (t->post_norms ? 4 * h : 2 * h) + (t->qk_norm ? 2 * dh : 0)
                    + (t->qkv_bias ? q + 2 * hk : 0) + (t->out_bias ? h : 0)
                    + (t->mlp_bias ? 2 * f + h : 0);
-    bl->flops = 3.0 * (2 * s * proj + 4 * s * s * q + 2 * s * mlp);
+    /* QK^T and softmax(QK^T) V: 4 s^2 q forward; FlashAttention's backward recomputes
+     * QK^T (five matmuls against eager's four: Dao 2023, FlashAttention-2, Algorithm 2), 2 s^2 q
+     * more; the output P V is saved, not recomputed */
+    bl->flops = 3.0 * (2 * s * proj + 4 * s * s * q + 2 * s * mlp) + (eager ? 0 : 2 * s * s * q);
     if (gpt) {
       /* attention (3b+1) sh + 2b s hk + (2b+1) as^2, MLP (b+1) sh + 2b sf, two LayerNorms
        * 2b sh (1-byte dropout masks); at b = 2: 14 sh + 4 s hk + 4 sf + 5 as^2. Q and
-       * the projection's input are q wide: 2b s (q - h) more when q is not h */
-      bl->act_bytes = (6 * b + 2) * s * h + 2 * b * s * hk + 2 * b * s * f + (2 * b + 1) * a * s * s
-                      + 2 * b * s * (q - h);
+       * the projection's input are q wide: 2b s (q - h) more when q is not h. FlashAttention
+       * keeps no score tensor (the softmax output, its dropout mask and output: (2b+1) as^2)
+       * and regenerates the dropout mask; it saves the softmax's fp32 log-sum-exp per head
+       * and position, 4 a s */
+      bl->act_bytes = (6 * b + 2) * s * h + 2 * b * s * hk + 2 * b * s * f
+                      + (eager ? (2 * b + 1) * a * s * s : 4 * a * s) + 2 * b * s * (q - h);
       bl->act_repl = (4 * b + 2) * s * h;   /* LN inputs, dropout masks, QKV and MLP inputs */
     } else {
       /* attention 3b sh + 2b s hk + b as^2, gated MLP b sh + 4b sf, two RMSNorms 2b sh;
        * at b = 2: 12 sh + 4 s hk + 8 sf + 2 as^2; Q and the projection's input 2b s (q - h)
-       * more when q is not h */
-      bl->act_bytes = 6 * b * s * h + 2 * b * s * hk + 4 * b * s * f + b * a * s * s
-                      + 2 * b * s * (q - h);
+       * more when q is not h. FlashAttention: the softmax output b as^2 becomes the
+       * log-sum-exp 4 a s */
+      bl->act_bytes = 6 * b * s * h + 2 * b * s * hk + 4 * b * s * f
+                      + (eager ? b * a * s * s : 4 * a * s) + 2 * b * s * (q - h);
       bl->act_repl = 4 * b * s * h;         /* norm inputs, QKV and MLP inputs */
       if (t->post_norms) {      /* the inputs of the two norms after attention and MLP */
         bl->act_bytes += 2 * b * s * h;
@@ -132,7 +176,8 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
       if (t->qk_norm)           /* the Q and K norms' inputs, divided by heads under TP */
         bl->act_bytes += b * s * (q + hk);
     }
-    if (t->attn_softcap)        /* the tanh's output, kept beside the softmax's */
+    if (t->attn_softcap && eager)   /* the tanh's output, kept beside the softmax's (a
+                                     * fused kernel caps the scores it recomputes) */
       bl->act_bytes += b * a * s * s;
     bl->out_bytes = b * s * h;
     bl->tp_comm = 4 * b * s * h;  /* two all-reduces forward, two backward, b sh bytes each */
@@ -145,6 +190,7 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   fn->act_repl = b * s * h;
   fn->out_bytes = b * s * h;
   fn->splittable = 0;
+  fn->no_recompute = 1;    /* outside Megatron's checkpointed blocks */
 
   /* Head: a copy of the token table when tied (as Megatron keeps it when pipelined),
    * vocab-parallel; fp32 logits saved for the loss, their gradient a transient. */
@@ -157,6 +203,7 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   hd->out_bytes = 4;              /* the loss */
   hd->tp_comm = b * s * h;        /* backward all-reduce of the input gradient */
   hd->splittable = 1;
+  hd->no_recompute = 1;
 
   hp_err err = set_layer(&L[0], "embed", "embed");
   for (int i = 0; i < t->layers && !err; i++) {
@@ -188,5 +235,9 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
   m->n_layers = n;
   m->input_bytes = 8 * s;         /* int64 token ids */
   m->tied_params = t->tied ? V * h : 0;
+  if (adam_update_bytes(m) > 0) {
+    m->update_bytes = adam_update_bytes(m);
+    m->update_given = 1;
+  }
   return HP_OK;
 }

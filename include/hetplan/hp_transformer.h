@@ -40,10 +40,17 @@ typedef struct hp_transformer {
   int attn_softcap;  /* tanh soft-capping of the attention scores (Gemma 2): the tanh's
                       * output is saved beside the softmax's */
   int logit_softcap; /* tanh soft-capping of the logits (Gemma 2): its output is saved */
+  int eager_attention; /* 1: eager attention, the a s^2 scores (softmax output, dropout)
+                        * saved for the backward pass; 0 (the default): FlashAttention,
+                        * no s^2 tensor saved, the scores recomputed in the backward pass
+                        * (JSON "attention": "eager" | "flash") */
 } hp_transformer;
 
 /* Parses "gpt" or "llama"; -1 otherwise. */
 int hp_tf_family_parse(const char *s);
+/* Parses "flash" (0) or "eager" (1), the value of eager_attention; -1 otherwise. */
+int hp_tf_attention_parse(const char *s);
+const char *hp_tf_attention_name(int eager_attention);
 /* Parses "bf16", "fp16" or "fp32"; -1 otherwise. */
 int hp_dtype_parse(const char *s);
 const char *hp_dtype_name(hp_dtype t);
@@ -55,7 +62,13 @@ int hp_dtype_bytes(hp_dtype t);
 int hp_transformer_ffn(const hp_transformer *t);
 
 /* Replaces m->layers by the expansion of `t` (m->input_bytes is set to the token ids,
- * 8 bytes per position; m->tied_params to the head's size when tied). Checks the sizes
+ * 8 bytes per position; m->tied_params to the head's size when tied). The embedding, the
+ * final norm and the head are not checkpointable (full recompute re-runs the blocks
+ * only). When m's bytes per parameter are a layout the generator knows (mixed-precision
+ * Adam: 2-byte weights, 12 bytes of fp32 master, momentum and variance; or fp32 Adam:
+ * 4-byte weights, 8 of moments), m->update_bytes is set to that optimizer step's memory
+ * traffic (docs/transformer.md) and update_given to 1; otherwise both are left alone.
+ * Checks the sizes
  * (positive, heads dividing hidden unless head_dim is given, kv_heads dividing heads,
  * seq within learned positions) and that geglu, post_norms and qk_norm come with the
  * llama family. */

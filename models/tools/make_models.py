@@ -3,11 +3,15 @@
 derived from measured data (../shared/data) or assembled from the transformer generator.
 
 Run from the repository root after `make`:  python3 models/tools/make_models.py [DATA]
-DATA defaults to ../shared/data. Layer sizes come from `hetplan expand` (the formulas of
+DATA defaults to ../shared/data; HETPLAN names the binary (default build/hetplan). Layer sizes come from `hetplan expand` (the formulas of
 docs/transformer.md), so this script holds no cost formula of its own; it only arranges
 layers as AMP's DeepSpeed pipeline modules are arranged and converts units:
   * AMP measured the FORWARD time of one micro-batch (mbs 1) per module; AMP models
     forward+backward as 3 x forward, and so do these profiles.
+  * AMP's and OSDP's runs (2022-2023, V100 and T4, DeepSpeed and minGPT) used eager
+    attention: their models are expanded with "attention": "eager" (the generator's
+    default is FlashAttention). The embedding and the head keep the generator's
+    "checkpointable": false (full recompute re-runs the blocks only).
   * Pipette's mpiGraph matrices are MB/s (1e6 bytes/s) per host pair; a link's Gbit/s is
     the smaller of both directions (cost-model.md 7.2), MB/s * 8 / 1000.
 """
@@ -17,7 +21,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TOOL = os.path.join(ROOT, "build", "hetplan")
+TOOL = os.environ.get("HETPLAN") or os.path.join(ROOT, "build", "hetplan")
 DATA = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "..", "shared", "data")
 OUT = os.path.join(ROOT, "models")
 TYPES = {"G4": "T4", "P3": "V100"}
@@ -46,11 +50,13 @@ def passthrough(name, out_bytes):
 
 def layer(src, name):
     keep = ("params", "act_bytes", "act_bytes_replicated", "out_bytes", "flops",
-            "tp_comm_bytes", "work_bytes", "work_bytes_fixed", "splittable")
+            "tp_comm_bytes", "work_bytes", "work_bytes_fixed", "splittable", "checkpointable")
     d = {"name": name}
     d.update({k: src[k] for k in keep if src.get(k) or k in REQUIRED})
     if not src.get("splittable", True):
         d["splittable"] = False
+    if not src.get("checkpointable", True):
+        d["checkpointable"] = False
     return d
 
 
@@ -62,6 +68,8 @@ def merge(name, parts):
     for k in ("work_bytes", "work_bytes_fixed"):
         d[k] = max(p.get(k, 0) for p in parts)
     d["out_bytes"] = parts[-1]["out_bytes"]
+    if any(p.get("checkpointable", True) is False for p in parts):
+        d["checkpointable"] = False   # a module holding the head is not recomputed
     return d
 
 
@@ -74,8 +82,9 @@ def write(name, obj):
 
 def gpt2_amp():
     s, h = 1024, 1024
-    ex = expand({"family": "gpt", "layers": 24, "hidden": h, "heads": 16, "seq": s,
-                 "vocab": 52256})["layers"]
+    full = expand({"family": "gpt", "layers": 24, "hidden": h, "heads": 16, "seq": s,
+                   "vocab": 52256, "attention": "eager"})
+    ex = full["layers"]
     hand = 2 * s * h
     layers = [layer(ex[0], "embed"), passthrough("noop.1", hand)]
     layers += [layer(ex[1 + i], "block.%d" % i) for i in range(24)]
@@ -90,7 +99,7 @@ def gpt2_amp():
                   "formulas (docs/transformer.md); each module is its own kind so that the "
                   "profile gpt2-amp.profile.json carries AMP's measured time of every module. "
                   "Regenerate with models/tools/make_models.py.",
-        "input_bytes": 8 * s, "layers": layers}
+        "input_bytes": 8 * s, "update_bytes": full["update_bytes"], "layers": layers}
 
 
 def transgan_amp():
@@ -99,9 +108,9 @@ def transgan_amp():
     26 small upsampling modules (pixel shuffles 8x8x1024 -> 64x64x16 keep 65536
     elements), 12 blocks at hidden 16 over 64x64 = 4096 tokens, 3 output modules."""
     big = expand({"family": "gpt", "layers": 1, "hidden": 1024, "heads": 4, "seq": 64,
-                  "vocab": 1})["layers"][1]
+                  "vocab": 1, "attention": "eager"})["layers"][1]
     small = expand({"family": "gpt", "layers": 1, "hidden": 16, "heads": 4, "seq": 4096,
-                    "vocab": 1})["layers"][1]
+                    "vocab": 1, "attention": "eager"})["layers"][1]
     tokens = 2 * 65536
     latent = 256
     layers = [
@@ -175,7 +184,9 @@ def pipette_real(data):
                   "80 GB each (Pipette's A100 memory threshold is 70,000 MB), NVSwitch 600 GB/s "
                   "= 4800 Gbit/s inside a host.",
         "device_types": {"A100": {"mem_gib": 80, "reserved_gib": 1.5, "tflops": 312,
-                                  "efficiency": 0.45}},
+                                  "efficiency": 0.45, "hbm_gbs": 2039,
+                                  "source": "A100 80 GB SXM (NVSwitch hosts): HBM2e 2039 GB/s, "
+                                            "NVIDIA A100 datasheet"}},
         "nodes": [{"name": h, "type": "A100", "gpus": 8, "intra_gbps": 4800, "intra_lat_us": 3}
                   for h in hosts],
         "inter_lat_us": 10,
@@ -186,15 +197,16 @@ def osdp_inconsistent():
     """OSDP's 'inconsistent' minGPT: blocks of different widths in one model."""
     segs = [(1024, 16, 16), (4096, 8, 32), (2048, 24, 16)]
     layers = []
-    first = expand({"family": "gpt", "layers": 1, "hidden": segs[0][0], "heads": segs[0][2],
-                    "seq": 1024, "vocab": 50257})["layers"]
+    full = expand({"family": "gpt", "layers": 1, "hidden": segs[0][0], "heads": segs[0][2],
+                   "seq": 1024, "vocab": 50257, "attention": "eager"})
+    first = full["layers"]
     layers.append(layer(first[0], "embed"))
     for h, n, a in segs:
         blk = expand({"family": "gpt", "layers": 1, "hidden": h, "heads": a, "seq": 1024,
-                      "vocab": 1})["layers"][1]
+                      "vocab": 1, "attention": "eager"})["layers"][1]
         layers.append(dict(layer(blk, "block%d" % h), repeat=n, kind="block%d" % h))
     last = expand({"family": "gpt", "layers": 1, "hidden": segs[-1][0], "heads": segs[-1][2],
-                   "seq": 1024, "vocab": 50257})["layers"]
+                   "seq": 1024, "vocab": 50257, "attention": "eager"})["layers"]
     layers += [layer(last[2], "final_norm"), layer(last[3], "head")]
     return {
         "version": 1, "name": "osdp-inconsistent-48",
@@ -202,7 +214,7 @@ def osdp_inconsistent():
                   "hidden 1024 (16), 4096 (8) and 2048 (24), seq 1024, vocab 50257; the width "
                   "changes carry no projection layer. Sizes from hetplan's GPT formulas. "
                   "Regenerate with models/tools/make_models.py.",
-        "input_bytes": 8 * 1024, "layers": layers}
+        "input_bytes": 8 * 1024, "update_bytes": full["update_bytes"], "layers": layers}
 
 
 def main():

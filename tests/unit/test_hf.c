@@ -151,12 +151,12 @@ TEST(hf_llama_biases_and_dtype)
   /* Q, K, V, O biases 4h (no GQA here) and gate, up, down 2f + h, per block */
   CHECK_NEAR(b->layers[1].params - a->layers[1].params, 4 * h_ + 2 * f + h_, 0);
   /* fp32: 4-byte weights and gradients; every 2-byte activation doubles, the fp32 logits
-   * (4 s V) do not */
+   * (4 s V) and FlashAttention's fp32 log-sum-exp (4 a s) do not */
   c = import(llama2_7b, 0, HP_DTYPE_FP32, &h, NULL);
   CHECK_NEAR(c->param_bytes, 4, 0);
   CHECK_NEAR(c->grad_bytes, 4, 0);
   CHECK_NEAR(a->param_bytes, 2, 0);
-  CHECK_NEAR(c->layers[1].act_bytes, 2 * a->layers[1].act_bytes, 0);
+  CHECK_NEAR(c->layers[1].act_bytes - 4.0 * 32 * 4096, 2 * (a->layers[1].act_bytes - 4.0 * 32 * 4096), 0);
   CHECK_NEAR(c->layers[1].out_bytes, 2 * 4096.0 * 4096 * 2, 0);
   CHECK_NEAR(c->layers[34].act_bytes - 4.0 * 4096 * 32000, 2 * (a->layers[34].act_bytes - 4.0 * 4096 * 32000), 0);
   hp_model_destroy(&a);
@@ -377,6 +377,7 @@ TEST(hf_gemma2_window_softcaps_and_round_trip)
   CHECK_CONTAINS(json, "\"attn_softcap\":\ttrue");
   CHECK_CONTAINS(json, "\"logit_softcap\":\ttrue");
   CHECK_CONTAINS(json, "9241705984 parameters");
+  CHECK_CONTAINS(json, "\"attention\":\t\"flash\"");
   /* the model file import-hf writes, and the config given as a model file (at its default
    * seq), expand to the import's layers */
   CHECK(hp_model_parse(json, "m.json", &round, &d) == HP_OK);
@@ -413,11 +414,23 @@ TEST(hf_gemma2_window_softcaps_and_round_trip)
     CHECK_INT(w.n, 0);
     CHECK_INT(h2.tf.attn_softcap, 0);
     CHECK_INT(h2.tf.logit_softcap, 0);
-    /* per block the tanh of the scores, 2 a s^2 bytes; in the head 2 s V */
-    CHECK_NEAR(m->layers[1].act_bytes - capless->layers[1].act_bytes, 2.0 * 16 * 8192 * 8192, 0);
+    /* FlashAttention (the default) caps the scores it recomputes: no tanh output saved
+     * in a block; in the head the tanh of the logits, 2 s V */
+    CHECK_NEAR(m->layers[1].act_bytes - capless->layers[1].act_bytes, 0, 0);
     CHECK_NEAR(m->layers[44].act_bytes - capless->layers[44].act_bytes, 2.0 * 8192 * 256000, 0);
     CHECK_NEAR(hp_model_unique_params(capless), 9241705984.0, 0);
     hp_model_destroy(&capless);
+    /* eager attention saves the tanh of the scores beside the softmax's: 2 a s^2 bytes */
+    {
+      hp_model *me = NULL, *ce = NULL;
+      h.tf.eager_attention = 1;
+      h2.tf.eager_attention = 1;
+      CHECK(hp_hf_expand(&h, &me, &d) == HP_OK);
+      CHECK(hp_hf_expand(&h2, &ce, &d) == HP_OK);
+      CHECK_NEAR(me->layers[1].act_bytes - ce->layers[1].act_bytes, 2.0 * 16 * 8192 * 8192, 0);
+      hp_model_destroy(&me);
+      hp_model_destroy(&ce);
+    }
   }
   free(json);
   hp_model_destroy(&m);
@@ -487,5 +500,49 @@ TEST(hf_head_dim_is_read_where_a_config_gives_it)
   CHECK(!strcmp(with, without));
   free(with);
   free(without);
+  hp_model_destroy(&m);
+}
+
+/* Meta-Llama-3-8B (examples/hf/, as Meta publishes it): 32 blocks, h 4096, 32 heads of
+ * which 8 for K and V (K, V 1024 wide), SwiGLU ffn 14336, vocab 128256, untied:
+ * 2 V h + 32 (2 h^2 + 2 h 1024 + 3 h f + 2 h) + h = 8,030,261,248, Meta's "8.03 B".
+ * FlashAttention by default; at its 8192 positions, mbs 1 (s = 8192), a block keeps
+ *   flash: 12 sh + 4 s hk + 8 sf + 4 a s = 402,653,184 + 33,554,432 + 939,524,096
+ *          + 1,048,576 = 1,376,780,288 bytes (1.28 GiB)
+ *   eager: 12 sh + 4 s hk + 8 sf + 2 a s^2 = 1,375,731,712 + 4,294,967,296
+ *          = 5,670,699,008 bytes (5.28 GiB)
+ * of which 8 sh = 268,435,456 not divided by TP in both. */
+TEST(hf_llama3_8b_matches_its_published_size_with_flash_attention)
+{
+  const double s = 8192, h = 4096, hk = 1024, f = 14336, a = 32, V = 128256;
+  hp_hf_model hm;
+  warned w;
+  hp_diag d = {0};
+  hp_model *m = import_file("examples/hf/Meta-Llama-3-8B/config.json", 8192, &hm, &w), *e = NULL;
+  char *json = NULL;
+  CHECK_NEAR(gated_params(V, h, 32, 32, 8, 128, f, 2, 0, 0), 8030261248.0, 0);
+  CHECK_NEAR(hp_model_unique_params(m), 8030261248.0, 0);
+  CHECK_INT(hm.tf.kv_heads, 8);
+  CHECK_INT(hm.tf.eager_attention, 0);
+  CHECK_INT(w.n, 0);
+  CHECK_NEAR(m->layers[1].act_bytes, 12 * s * h + 4 * s * hk + 8 * s * f + 4 * a * s, 0);
+  CHECK_NEAR(m->layers[1].act_bytes, 1376780288.0, 0);
+  CHECK_NEAR(m->layers[1].act_repl, 268435456.0, 0);
+  /* 3 x (projections 2 s (2 h^2 + 2 h hk) + attention 4 s^2 h + MLP 6 s h f), and the
+   * recomputed QK^T, 2 s^2 h */
+  CHECK_NEAR(m->layers[1].flops, 3 * (2 * s * (2 * h * h + 2 * h * hk) + 4 * s * s * h
+                                      + 6 * s * h * f) + 2 * s * s * h, 0);
+  CHECK(hp_hf_model_to_json(&hm, "config.json", &json, &d) == HP_OK);
+  CHECK_CONTAINS(json, "\"attention\":\t\"flash\"");
+  free(json);
+  hm.tf.eager_attention = 1;
+  CHECK(hp_hf_expand(&hm, &e, &d) == HP_OK);
+  CHECK_NEAR(e->layers[1].act_bytes, 5670699008.0, 0);
+  CHECK_NEAR(e->layers[1].act_repl, 268435456.0, 0);
+  CHECK_NEAR(m->layers[1].flops - e->layers[1].flops, 2 * s * s * h, 0);
+  CHECK(hp_hf_model_to_json(&hm, "config.json", &json, &d) == HP_OK);
+  CHECK_CONTAINS(json, "\"attention\":\t\"eager\"");
+  free(json);
+  hp_model_destroy(&e);
   hp_model_destroy(&m);
 }

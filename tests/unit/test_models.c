@@ -28,20 +28,37 @@ TEST(models_amp_gpt2_four_stage_plan_matches_hand_computation)
                    0.00397944450378418 + 0.0038747787475585938 + 0.00394129753112793 +
                    0.0039293766021728516 + 0.0038976669311523438 + 0.003941059112548828);
   CHECK_NEAR(e.compute[0], t0, REL);
-  /* hand-off between nodes: 2 * (2 * 1024 * 1024 bytes) / (10 Gbit/s = 1.25e9 B/s) + 2 * 30 us */
-  CHECK_NEAR(e.handoff[0], 2 * 2097152 / 1.25e9 + 60e-6, REL);
+  /* hand-off between nodes (cost-model.md 3, 1.2): the 4 replicas' lanes of a boundary
+   * all leave one node for the next, H = 4, so each sees 10 Gbit/s = 1.25e9 B/s / 4:
+   * 2 * (2 * 1024 * 1024 bytes) / 3.125e8 + 2 * 30 us = 0.0134817728 s (1.1: 0.0034154432) */
+  const double e01 = 2 * 2097152 / (1.25e9 / 4) + 60e-6;
+  for (int s = 0; s < 3; s++)
+    for (int r = 0; r < 4; r++) CHECK_NEAR(e.handoff[s * 4 + r], e01, REL);
+  CHECK_NEAR(e.handoff[0], 0.0134817728, REL);
   /* stage 3's DP group is inside the T4 node (50 Gbit/s = 6.25e9 B/s, 10 us):
    * P = block (12 h^2 + 13 h = 12596224) + final (2 h + V h = 53512192), grads 2 bytes;
    * sync = 2 * 3/4 * 2 * 66108416 / 6.25e9 + 2 * 3 * 10e-6 */
   CHECK_NEAR(e.sync[3], 1.5 * 2 * 66108416.0 / 6.25e9 + 6e-5, REL);
   CHECK_INT(e.sync_stage, 3);
-  /* T = (8 - 1) * max t + sum t + 3 hand-offs + max sync */
-  double tmax = 0, tsum = 0;
+  /* the optimizer step (1.2): update_bytes 44 (the generator's mixed-precision Adam,
+   * models/gpt2-amp.json) times the parameters a device holds, over its HBM bandwidth:
+   * stage 0 on a V100 (900 GB/s) 142,732,288 parameters: 6.98 ms; stages 1 and 2, 8
+   * blocks, 100,769,792: 4.93 ms; stage 3 on a T4 (320 GB/s) 66,108,416: 9.09 ms, the max */
+  CHECK_NEAR(e.step_time, 44 * 66108416.0 / 320e9, REL);
+  CHECK_NEAR(e.step[0], 44 * (54558720.0 + 7 * 12596224.0) / 900e9, REL);
+  /* T = (8 - 1) * max_s c[s] + sum t + 3 hand-offs + max sync + step, with each stage's
+   * period c[s] = t[s] + half of each of its boundaries' hand-offs (1.2): the inner
+   * stages pay a whole e01, the end stages half of it; no zero1/zero2 all-gather */
+  double cmax = 0, tsum = 0;
   for (int s = 0; s < 4; s++) {
+    double c = e.stage_time[s * 4] + ((s > 0) + (s < 3)) * e01 / 2;
+    CHECK_NEAR(e.period[s * 4], c, REL);
     tsum += e.stage_time[s * 4];
-    if (e.stage_time[s * 4] > tmax) tmax = e.stage_time[s * 4];
+    if (c > cmax) cmax = c;
   }
-  CHECK_NEAR(e.iteration_time, 7 * tmax + tsum + 3 * (2 * 2097152 / 1.25e9 + 60e-6) + e.sync[3], REL);
+  CHECK_NEAR(e.gat_time, 0, 0);
+  CHECK_NEAR(e.iteration_time, 7 * cmax + tsum + 3 * e01 + e.sync[3] + 44 * 66108416.0 / 320e9,
+             REL);
   /* memory, stage 0: states 16 x (embed 52256 * 1024 + 1024^2 + 7 blocks of 12596224);
    * 1F1B keeps min(4 - 0, 8) = 4 micro-batches of (embed s h + 7 x (34 s h + 5 a s^2));
    * plus the V100's 1 GiB reserve */
@@ -78,4 +95,40 @@ TEST(models_every_bundled_model_fits_its_documented_size)
   CHECK(hp_model_load("models/transgan-amp.json", &m, &d) == HP_OK);
   CHECK_INT(m->n_layers, 56);          /* AMP's TransGAN generator: 56 layer entries */
   hp_model_destroy(&m);
+}
+
+/* Every device type of the bundled clusters gives its memory bandwidth (1.2 "hbm_gbs",
+ * the datasheets': V100 900, T4 320, A100 80 GB SXM 2039, H100 SXM5 3350, MI210 1638.4;
+ * HetHub's unnamed 'accelerator A' the Ascend 910's 1200, a placeholder like its other
+ * figures), so that every plan on them is charged its optimizer step. */
+TEST(models_every_bundled_cluster_type_has_its_hbm_bandwidth)
+{
+  static const struct { const char *path, *type; double gbs; } want[] = {
+    { "models/amp-4xp3.json", "V100", 900 },
+    { "models/amp-hetero.json", "V100", 900 },
+    { "models/amp-hetero.json", "T4", 320 },
+    { "models/amp-homo-4xg4dn.json", "T4", 320 },
+    { "models/h100-1gpu.cluster.json", "H100", 3350 },
+    { "models/hethub-mix-2amd+10acc.json", "AMD", 1638.4 },
+    { "models/hethub-mix-2amd+10acc.json", "AccA", 1200 },
+    { "models/pipette-high-16x8-a100.json", "A100", 2039 },
+    { "models/pipette-mid-16x8-v100.json", "V100", 900 },
+    { "models/pipette-real-16x8-a100.json", "A100", 2039 },
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    hp_cluster *c = NULL;
+    hp_diag d = {0};
+    int found = 0;
+    CHECK(hp_cluster_load(want[i].path, &c, &d) == HP_OK);
+    if (!c) continue;
+    for (int k = 0; k < c->n_types; k++) {
+      CHECK(c->types[k].hbm > 0);        /* no type of a bundled cluster goes without */
+      if (!strcmp(c->types[k].name, want[i].type)) {
+        CHECK_NEAR(c->types[k].hbm, want[i].gbs * 1e9, 0);
+        found = 1;
+      }
+    }
+    CHECK(found);
+    hp_cluster_destroy(&c);
+  }
 }

@@ -69,7 +69,7 @@ TEST(a_profile_of_llama2_7b_is_refused_for_llama2_70b_naming_the_difference)
   CHECK_CONTAINS(d.msg, "profile 'models/llama2-7b.h100.profile.json' (measured for model "
                  "'llama2-7b') does not fit model 'llama2-70b': kind 'block' was timed at "
                  "2.024e+08 parameters and 5.798e+12 FLOP per sample, the model's layer "
-                 "'block.0' has 8.557e+08 and 2.268e+13 (hidden 4096 vs 8192, heads 32 vs 64, "
+                 "'block.0' has 8.557e+08 and 2.295e+13 (hidden 4096 vs 8192, heads 32 vs 64, "
                  "kv_heads 32 vs 8, ffn 11008 vs 28672); so do 'embed', 'final_norm', 'head'");
   CHECK_CONTAINS(d.msg, "(--accept-profile-mismatch; job key \"accept_profile_mismatch\": true)");
   CHECK_INT(n_warned, 0);
