@@ -9,6 +9,8 @@ static const char help[] =
   "usage: hetplan evaluate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
   "                        [--profile F [--accept-profile-mismatch]] [--strict-profile] [--job J] [--mem-margin F]\n"
   "                        [--json] [-o FILE]\n"
+  "                        [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                        [--idle-devices] [--max-slices N]\n"
   "\n"
   "Scores plan P with the cost model (docs/cost-model.md): per stage and replica the\n"
   "compute, ZeRO-3 gathering and hand-off times, each replica's pipeline time, each\n"
@@ -125,7 +127,7 @@ static void print_oom(const hp_problem *prob, const hp_eval *e)
 typedef struct evaluate_opts { int json; } evaluate_opts;
 
 static const cli_flag flags[] = {
-  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12,
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
   { .name = "json", CLI_OWN_SWITCH(evaluate_opts, json),
     .help = "print the plan file with its figures and breakdown as JSON" },
