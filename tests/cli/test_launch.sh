@@ -35,7 +35,7 @@ expected() {
                  if ($i == "pp") pp = v; if ($i == "tp") tp = v; if ($i == "dp") dp = v } }
     /^stage  layers/ { st = 1; next }
     st && NF == 0 { st = 0 }
-    st && $2 ~ /^[0-9]+-[0-9]+$/ { s = $1; r = $5; devs = $6; put() ; next }
+    st && $2 ~ /^[0-9]+-[0-9]+$/ { s = $1; r = $4; devs = $5; put() ; next }
     st && NF >= 2 { r = $1; devs = $2; put(); next }
     /^device  node/ { dt = 1; next }
     dt && NF >= 3 && $1 ~ /^[0-9]+$/ { node[$1] = $2; if (!($2 in lo) || $1 < lo[$2]) lo[$2] = $1 }
