@@ -5,6 +5,7 @@
  * Flags always win; a job file (--job) wins over the plan's gbs and job fields. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -44,7 +45,9 @@ int cli_plan_inputs(cli_core *o)
   int all_files;
   /* with the files and gbs given, only the job's fields are still to take (none with --job) */
   int given = o->model && o->cluster && (o->gbs > 0 || o->job);
-  if (!o->plan || (given && o->job)) return 0;
+  struct stat st;
+  /* a plan read from a pipe can be read once: the plan loader's (its own files given) */
+  if (!o->plan || (given && (o->job || stat(o->plan, &st) || !S_ISREG(st.st_mode)))) return 0;
   cli_diag_init(&d);
   d.warn = NULL;
   if ((err = hp_plan_info_load(o->plan, &in, &d)) != HP_OK) {
