@@ -33,6 +33,14 @@ typedef struct cli_core {
   const char *plan;         /* a plan file: --plan, or the plain argument */
   const char *schedule;     /* as given (checked); NULL: the job file's or the plan's */
   long gbs;                 /* -1: not given */
+  /* the job's 1.2 fields (cost-model.md 1 "Job"): as given (checked), NULL or 0 when not
+   * given; the job file's, else the plan file's "inputs", else the defaults fill them */
+  int sequence_parallel;    /* --sequence-parallel */
+  const char *grad_sync;    /* --grad-sync end|overlap */
+  const char *sharding;     /* --sharding LIST */
+  int uniform_sharding;     /* --uniform-sharding */
+  int idle_devices;         /* --idle-devices */
+  const char *max_slices;   /* --max-slices N (a power of two) */
   double mem_margin;        /* fraction of memory kept free; < 0: not given */
   int strict_profile;
   int accept_profile_mismatch;   /* a profile of other shapes taken knowingly */
@@ -118,6 +126,38 @@ typedef struct cli_flag {
 #define CLI_FLAG_SCHEDULE { .name = "schedule", .arg = "S", .kind = CLI_CHOICE, \
   .at = CLI_AT_(cli_core, schedule, const char *), .choice = hp_schedule_parse, \
   .expect = "1f1b or gpipe", .help = "the pipeline schedule" }
+/* The job's 1.2 fields (cost-model.md 1), placed wherever --gbs and --schedule are:
+ * CLI_FLAGS_JOB_12 is all six, in this order. */
+#define CLI_FLAG_SEQUENCE_PARALLEL { .name = "sequence-parallel", .kind = CLI_SWITCH, \
+  .at = CLI_AT_(cli_core, sequence_parallel, int), \
+  .help = "sequence parallelism: activations divide by tp entirely (Megatron's --sequence-parallel)" }
+#define CLI_FLAG_GRAD_SYNC { .name = "grad-sync", .arg = "WHEN", .kind = CLI_CHOICE, \
+  .at = CLI_AT_(cli_core, grad_sync, const char *), .choice = hp_grad_sync_parse, \
+  .expect = "end or overlap", \
+  .help = "gradient reduction after the last backward (end) or overlapped with it (overlap)" }
+#define CLI_FLAG_SHARDING { .name = "sharding", .arg = "LIST", .kind = CLI_CHOICE, \
+  .at = CLI_AT_(cli_core, sharding, const char *), .choice = cli_sharding_parse, \
+  .expect = "a comma-separated list of dp, zero1, zero2, zdp (zero3), e.g. dp,zero1", \
+  .help = "the sharding modes a plan may use (default all four)" }
+#define CLI_FLAG_UNIFORM_SHARDING { .name = "uniform-sharding", .kind = CLI_SWITCH, \
+  .at = CLI_AT_(cli_core, uniform_sharding, int), \
+  .help = "one sharding mode for every layer (what Megatron-LM and DeepSpeed launch)" }
+#define CLI_FLAG_IDLE_DEVICES { .name = "idle-devices", .kind = CLI_SWITCH, \
+  .at = CLI_AT_(cli_core, idle_devices, int), \
+  .help = "a plan may leave devices unused" }
+#define CLI_FLAG_MAX_SLICES { .name = "max-slices", .arg = "N", .kind = CLI_CHOICE, \
+  .at = CLI_AT_(cli_core, max_slices, const char *), .choice = cli_slices_parse, \
+  .expect = "a power of two in 1..1048576 (1, 2, 4, ...)", \
+  .help = "the most slices a ZeRO-3 layer's weights are gathered in (OSDP; default 1)" }
+#define CLI_FLAGS_JOB_12 CLI_FLAG_SEQUENCE_PARALLEL, CLI_FLAG_GRAD_SYNC, CLI_FLAG_SHARDING, \
+  CLI_FLAG_UNIFORM_SHARDING, CLI_FLAG_IDLE_DEVICES, CLI_FLAG_MAX_SLICES
+/* --sharding's value: the mask of the modes (1 << hp_shard) it lists, -1 if a word is
+ * not a mode (or the list is empty). --max-slices's: the power of two, -1 otherwise. */
+int cli_sharding_parse(const char *s);
+int cli_slices_parse(const char *s);
+/* The mask as --sharding would take it ("dp,zero1"), into buf. */
+char *cli_sharding_text(unsigned mask, char *buf, size_t n);
+
 #define CLI_FLAG_MEM_MARGIN { .name = "mem-margin", .arg = "F", .kind = CLI_NUM, \
   .at = CLI_AT_(cli_core, mem_margin, double), .lo = 0, .hi = 1, .open = CLI_OPEN_HI, \
   .expect = "the fraction of memory to keep free, in [0, 1) (0.1 keeps 10 %)", \

@@ -1,8 +1,11 @@
 /* cli_inputs.c -- a plan file names the files it was planned from ("inputs", written by
- * `plan`); commands that read a plan take --model, --cluster, --profile, --gbs, --schedule
- * and --mem-margin from it when they are not given. Flags always win. */
+ * `plan`); commands that read a plan take --model, --cluster, --profile, --gbs, --schedule,
+ * --mem-margin and the job's 1.2 fields (--sequence-parallel, --grad-sync, --sharding,
+ * --uniform-sharding, --idle-devices, --max-slices) from it when they are not given.
+ * Flags always win; a job file (--job) wins over the plan's gbs and job fields. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -16,6 +19,23 @@ static const char *resolve(const char *plan, const char *path, char *buf, size_t
   return access(buf, R_OK) == 0 ? buf : path;
 }
 
+/* The job's 1.2 fields of the plan's "inputs" where neither a flag nor a job file gives
+ * them: the plan is evaluated under the job it was planned for. */
+static void job_12(cli_core *o, const hp_plan_info *in)
+{
+  static char modes[64], slices[16];
+  if (o->job) return;
+  if (!o->sequence_parallel && in->sequence_parallel == 1) o->sequence_parallel = 1;
+  if (!o->grad_sync && in->grad_sync >= 0) o->grad_sync = hp_grad_sync_name((hp_grad_sync)in->grad_sync);
+  if (!o->sharding && in->sharding) o->sharding = cli_sharding_text(in->sharding, modes, sizeof modes);
+  if (!o->uniform_sharding && in->uniform_sharding == 1) o->uniform_sharding = 1;
+  if (!o->idle_devices && in->idle_devices == 1) o->idle_devices = 1;
+  if (!o->max_slices && in->max_slices > 1) {
+    snprintf(slices, sizeof slices, "%d", in->max_slices);
+    o->max_slices = slices;
+  }
+}
+
 int cli_plan_inputs(cli_core *o)
 {
   static char model[4096], cluster[4096], profile[4096];
@@ -23,7 +43,11 @@ int cli_plan_inputs(cli_core *o)
   hp_diag d;
   hp_err err;
   int all_files;
-  if (!o->plan || (o->model && o->cluster && (o->gbs > 0 || o->job))) return 0;
+  /* with the files and gbs given, only the job's fields are still to take (none with --job) */
+  int given = o->model && o->cluster && (o->gbs > 0 || o->job);
+  struct stat st;
+  /* a plan read from a pipe can be read once: the plan loader's (its own files given) */
+  if (!o->plan || (given && (o->job || stat(o->plan, &st) || !S_ISREG(st.st_mode)))) return 0;
   cli_diag_init(&d);
   d.warn = NULL;
   if ((err = hp_plan_info_load(o->plan, &in, &d)) != HP_OK) {
@@ -31,6 +55,11 @@ int cli_plan_inputs(cli_core *o)
      * (not "missing --model") */
     if (o->model && o->cluster) return 0;
     return -cli_fail(&d, err);
+  }
+  job_12(o, &in);
+  if (given) {
+    hp_plan_info_release(&in);
+    return 0;
   }
   all_files = !o->model && !o->cluster;
   if (!o->model && in.model) {

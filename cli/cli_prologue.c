@@ -19,6 +19,57 @@ static void adopt_plan_schedule(hp_problem *prob, const hp_plan *plan)
   if (!schedule_chosen) prob->job.schedule = plan->schedule;
 }
 
+int cli_sharding_parse(const char *s)
+{
+  unsigned mask = 0;
+  const char *p = s;
+  if (!s || !*s) return -1;
+  for (;;) {
+    char word[16];
+    size_t n = strcspn(p, ",");
+    int m;
+    if (n == 0 || n >= sizeof word) return -1;   /* "dp,,zdp", a trailing comma, a long word */
+    memcpy(word, p, n);
+    word[n] = '\0';
+    if ((m = hp_shard_parse(word)) < 0) return -1;
+    mask |= 1u << m;
+    if (!p[n]) break;
+    p += n + 1;
+  }
+  return (int)mask;
+}
+
+int cli_slices_parse(const char *s)
+{
+  char *end;
+  long v;
+  if (!s || *s < '0' || *s > '9') return -1;
+  v = strtol(s, &end, 10);
+  if (*end || v < 1 || v > (1L << 20) || (v & (v - 1))) return -1;
+  return (int)v;
+}
+
+char *cli_sharding_text(unsigned mask, char *buf, size_t n)
+{
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int m = 0; m < HP_N_SHARD && len < n; m++)
+    if (mask >> m & 1u) len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", hp_shard_name(m));
+  return buf;
+}
+
+/* The job's 1.2 flags over the job file's keys (cost-model.md 1): a flag given wins; a
+ * switch can only turn its field on. */
+static void job_flags(const cli_core *o, hp_job *job)
+{
+  if (o->sequence_parallel) job->sequence_parallel = 1;
+  if (o->grad_sync) job->grad_sync = (hp_grad_sync)hp_grad_sync_parse(o->grad_sync);
+  if (o->sharding) job->sharding = (unsigned)cli_sharding_parse(o->sharding);
+  if (o->uniform_sharding) job->uniform_sharding = 1;
+  if (o->idle_devices) job->idle_devices = 1;
+  if (o->max_slices) job->max_slices = cli_slices_parse(o->max_slices);
+}
+
 /* Loads model, cluster, optional profile and job from the flags into a problem. */
 static int load_problem(const cli_core *o, const char *cmd, hp_problem **out)
 {
@@ -50,6 +101,7 @@ static int load_problem(const cli_core *o, const char *cmd, hp_problem **out)
   if (o->gbs > 0) job.gbs = o->gbs;
   if (o->accept_profile_mismatch) job.accept_profile_mismatch = 1;   /* the flag, or the job key */
   if (o->schedule) job.schedule = (hp_schedule)hp_schedule_parse(o->schedule);
+  job_flags(o, &job);
   if (job.gbs <= 0) return cli_usage_error(cmd, "missing --gbs N (the global batch size)");
   if ((err = hp_model_load(o->model, &m, &d))) return cli_fail(&d, err);
   if ((err = hp_cluster_load(o->cluster, &c, &d))) {

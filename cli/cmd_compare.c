@@ -11,6 +11,8 @@ static const char help[] =
   "usage: hetplan compare --model M --cluster C --gbs N [--solvers a,b,...] [--schedule S]\n"
   "                       [--profile F [--accept-profile-mismatch]] [--job J] [--time-limit S] [--seed N] [--max-work N]\n"
   "                       [--mem-margin F] [--json]\n"
+  "                       [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                       [--idle-devices] [--max-slices N]\n"
   "\n"
   "Runs each solver (default: every solver built in) on the instance and prints one row\n"
   "each: status, iteration time and throughput of its plan as the evaluator scores it,\n"
@@ -65,7 +67,7 @@ static const cli_flag flags[] = {
   CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS,
   { .name = "solvers", .arg = "a,b,...", CLI_OWN_TEXT(compare_opts, solvers),
     .help = "the solvers to run, comma-separated (default: every solver built in)" },
-  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB, CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED,
+  CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB, CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED,
   CLI_FLAG_MAX_WORK,
   { .name = "json", CLI_OWN_SWITCH(compare_opts, json),
     .help = "print the rows as JSON, configurations included" },

@@ -10,6 +10,8 @@ static const char help[] =
   "usage: hetplan export --format megatron|deepspeed|torchrun|slurm [--plan] plan.json\n"
   "                      [--model M --cluster C --gbs N] [--schedule S] [--profile F [--accept-profile-mismatch]]\n"
   "                      [--job J] [--mem-margin F] [--json] [-o FILE]\n"
+  "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                      [--idle-devices] [--max-slices N]\n"
   "                      [--args-file FILE] [-- ARGS...]\n"
   "\n"
   "Writes a bash script that launches the plan, to -o or stdout:\n"
@@ -96,7 +98,7 @@ static const cli_flag flags[] = {
   /* checked by the command, after the parse (it is missing as often as it is wrong) */
   { .name = "format", .arg = "F", CLI_OWN_TEXT(export_opts, format),
     .help = "what to write: megatron, deepspeed, torchrun or slurm" },
-  CLI_FLAG_PLAN, CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_PLAN, CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12,
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB,
   { .name = "json", CLI_OWN_SWITCH(export_opts, json),
     .help = "with --format deepspeed: the DeepSpeed config alone" },

@@ -13,6 +13,8 @@
 static const char export_help[] =
   "usage: hetplan export-lp --model M --cluster C --gbs N --config pp=P,tp=T,dp=D,mbs=B\n"
   "                         [--fixed] [--schedule S] [--profile F] [--job J] [--mps] [-o FILE]\n"
+  "                         [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                         [--idle-devices] [--max-slices N]\n"
   "       hetplan export-lp --model M --cluster C --gbs N --plan P [...]\n"
   "\n"
   "Writes a MIP as CPLEX LP, or free MPS with --mps, to FILE or stdout (docs/formulation.md;\n"
@@ -31,6 +33,8 @@ static const char export_help[] =
 static const char decode_help[] =
   "usage: hetplan decode --model M --cluster C --gbs N (--config C [--fixed] | --plan P)\n"
   "                      --solution FILE [--schedule S] [--profile F] [--job J] [-o plan.json]\n"
+  "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                      [--idle-devices] [--max-slices N]\n"
   "\n"
   "Reads a solution of the MIP that 'hetplan export-lp' wrote with the same flags (a cbc\n"
   "-solu file or a glpsol -o report: each line that names a column gives its value;\n"
@@ -54,7 +58,7 @@ typedef struct lp_opts {
 
 static const cli_flag export_flags[] = {
   CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, FLAG_CONFIG, FLAG_FIXED, CLI_FLAG_PLAN,
-  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_JOB,
+  CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_PROFILE, CLI_FLAG_JOB,
   { .name = "mps", CLI_OWN_SWITCH(lp_opts, mps), .help = "free MPS instead of CPLEX LP" },
   CLI_FLAG_OUT,
 };
@@ -63,7 +67,7 @@ static const cli_flag decode_flags[] = {
   CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, FLAG_CONFIG, FLAG_FIXED, CLI_FLAG_PLAN,
   { .name = "solution", .arg = "FILE", CLI_OWN_TEXT(lp_opts, solution), .file = CLI_FILE_IN,
     .help = "a cbc -solu file or a glpsol -o report of the same program" },
-  CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE, CLI_FLAG_JOB, CLI_FLAG_OUT,
+  CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_PROFILE, CLI_FLAG_JOB, CLI_FLAG_OUT,
 };
 
 /* Parses "pp=2,tp=1,dp=2,mbs=1". */

@@ -10,6 +10,8 @@ static const char help[] =
   "usage: hetplan report [--plan] plan.json [--html] [-o FILE] [--solvers a,b,...|none]\n"
   "                      [--time-limit S] [--model M --cluster C --gbs N] [--schedule S]\n"
   "                      [--profile F [--accept-profile-mismatch]] [--job J] [--mem-margin F]\n"
+  "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                      [--idle-devices] [--max-slices N]\n"
   "\n"
   "Writes one page on the plan, Markdown (default) or HTML (--html, with the placement and\n"
   "a simulated iteration embedded as SVG), to -o or stdout: the configuration; the stages\n"
@@ -35,7 +37,7 @@ typedef struct report_opts {
 } report_opts;
 
 static const cli_flag flags[] = {
-  CLI_FLAG_PLAN, CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_PLAN, CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12,
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB,
   { .name = "html", CLI_OWN_SWITCH(report_opts, html),
     .help = "HTML, with the placement and a simulated iteration as SVG, not Markdown" },

@@ -7,6 +7,8 @@
 static const char sim_help[] =
   "usage: hetplan simulate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
   "                        [--profile F [--accept-profile-mismatch]] [--job J] [--json] [--svg gantt.svg] [-o FILE]\n"
+  "                        [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                        [--idle-devices] [--max-slices N]\n"
   "\n"
   "Simulates one iteration of plan P event by event (docs/simulator.md): every stage's\n"
   "forwards and backwards in 1F1B or GPipe order, transfers on the links between slots\n"
@@ -21,6 +23,8 @@ static const char sim_help[] =
 static const char draw_help[] =
   "usage: hetplan draw [--plan] P --model M --cluster C --gbs N --svg placement.svg\n"
   "                    [--schedule S] [--profile F [--accept-profile-mismatch]] [--job J]\n"
+  "                    [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                    [--idle-devices] [--max-slices N]\n"
   "\n"
   "Draws the cluster's nodes and devices, each device coloured by its stage and labelled\n"
   "with its replica (and TP rank), and the hand-off links of every replica.\n";
@@ -45,7 +49,7 @@ typedef struct simulate_opts {
 } simulate_opts;
 
 static const cli_flag sim_flags[] = {
-  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12,
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB,
   { .name = "json", CLI_OWN_SWITCH(simulate_opts, json),
     .help = "print the figures and every event as JSON" },
@@ -55,7 +59,7 @@ static const cli_flag sim_flags[] = {
 };
 
 static const cli_flag draw_flags[] = {
-  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12,
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB,
   { .name = "svg", .arg = "FILE", CLI_OWN_TEXT(simulate_opts, svg), .file = CLI_FILE_OUT,
     .help = "where to write the picture of the placement" },

@@ -8,6 +8,8 @@
 static const char help[] =
   "usage: hetplan validate --model M --cluster C --gbs N [--schedule S] [--profile F]\n"
   "                        [--job J] [--samples K] [--seed N] [--json]\n"
+  "                        [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
+  "                        [--idle-devices] [--max-slices N]\n"
   "\n"
   "Scores K random plans of the search space (default 200; seeded) and the dp solver's\n"
   "10 best plans both by the cost-model formula and by the discrete-event simulation,\n"
@@ -21,7 +23,7 @@ typedef struct validate_opts {
 } validate_opts;
 
 static const cli_flag flags[] = {
-  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAG_PROFILE,
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_PROFILE,
   CLI_FLAG_JOB,
   { .name = "samples", .arg = "K", CLI_OWN_INT(validate_opts, samples, 1, 100000), .def = "200",
     .help = "random plans of the search space to score" },

@@ -64,6 +64,117 @@ void hp__launch_uniform_recompute(hp_launch_ctx *c, const char *how)
   memset(c->var->recompute, 1, (size_t)pl->pp);
 }
 
+int hp__launch_uniform_mode(const hp_plan *pl)
+{
+  int m = hp_plan_mode(pl, 0);
+  for (int l = 1; l < pl->n_layers; l++)
+    if (hp_plan_mode(pl, l) != m) return -1;
+  return m;
+}
+
+/* The plan with one mode for every layer and no slices, evaluated under a job that allows
+ * every mode (the form is the framework's, not the job's); 0 if it cannot be scored. */
+static int score_uniform(const hp_problem *any, const hp_plan *pl, int mode, double *t, int *fits)
+{
+  hp_plan *v = NULL;
+  hp_eval e = {0};
+  int ok = 0;
+  if (hp_plan_copy(&v, pl, NULL) != HP_OK) return 0;
+  hp_plan_set_modes(v, mode);
+  memset(v->slices, 0, (size_t)v->n_layers);
+  if (hp_evaluate(any, v, &e, NULL) == HP_OK) {
+    *t = e.iteration_time;
+    *fits = e.feasible;
+    ok = 1;
+  }
+  hp_eval_release(&e);
+  hp_plan_destroy(&v);
+  return ok;
+}
+
+/* The layers of `pl` whose mode (as applied) is m, as ranges. */
+static void layers_of_mode(const hp_plan *pl, int m, char *buf, size_t n)
+{
+  unsigned char is[4096];
+  if (pl->n_layers > (int)sizeof is) {
+    snprintf(buf, n, "(%d layers)", pl->n_layers);
+    return;
+  }
+  for (int l = 0; l < pl->n_layers; l++) is[l] = hp_plan_mode(pl, l) == m;
+  hp__launch_ranges(buf, n, is, pl->n_layers);
+}
+
+int hp__launch_one_mode(hp_launch_ctx *c, unsigned launchable, const char *who, const char *how)
+{
+  const hp_plan *pl = c->plan;
+  int uni = hp__launch_uniform_mode(pl), sliced = 0, best = -1, best_fits = 0;
+  double best_t = 0;
+  char scores[256] = "", buf[256];
+  size_t len = 0;
+  for (int l = 0; l < pl->n_layers; l++) sliced += hp_plan_mode(pl, l) == HP_SHARD_ZDP && pl->slices[l];
+  if (uni >= 0 && (launchable >> uni & 1u)) {
+    if (sliced) {
+      unsigned char is[4096];
+      int L = pl->n_layers < (int)sizeof is ? pl->n_layers : (int)sizeof is;
+      for (int l = 0; l < L; l++) is[l] = pl->slices[l] != 0;
+      hp__launch_ranges(buf, sizeof buf, is, L);
+      hp__launch_note(c, "ZeRO-3 gathered in slices (OSDP's operator splitting) on layer%s %s: "
+                      "%s has no equivalent (Megatron-LM and DeepSpeed gather a layer whole); "
+                      "exported: each layer gathered at once (more gather memory)",
+                      sliced > 1 ? "s" : "", buf, who);
+      memset(c->var->slices, 0, (size_t)pl->n_layers);
+    }
+    return uni;
+  }
+  {
+    hp_job job = c->prob->job;
+    hp_problem *any = NULL;
+    job.sharding = 0;             /* every mode: the framework's form, whatever the job allows */
+    job.uniform_sharding = 0;
+    if (hp_problem_copy_with(c->prob, NULL, job, &any, NULL) == HP_OK) {
+      for (int m = 0; m < HP_N_SHARD; m++) {
+        double t;
+        int fits;
+        if (!(launchable >> m & 1u) || !score_uniform(any, pl, m, &t, &fits)) continue;
+        if (len < sizeof scores)
+          len += (size_t)snprintf(scores + len, sizeof scores - len, "%s%s %.6f s%s",
+                                  len ? ", " : "", hp_shard_name(m), t, fits ? "" : " (does not fit)");
+        if (best < 0 || (fits && !best_fits) || (fits == best_fits && t < best_t)) {
+          best = m;
+          best_t = t;
+          best_fits = fits;
+        }
+      }
+      hp_problem_destroy(&any);
+    }
+  }
+  if (best < 0) best = HP_SHARD_DP;
+  if (uni < 0) {
+    size_t bl = 0;
+    buf[0] = '\0';
+    for (int m = 0; m < HP_N_SHARD && bl < sizeof buf; m++) {
+      char lay[160];
+      int any_m = 0;
+      for (int l = 0; l < pl->n_layers; l++) any_m |= hp_plan_mode(pl, l) == m;
+      if (!any_m) continue;
+      layers_of_mode(pl, m, lay, sizeof lay);
+      bl += (size_t)snprintf(buf + bl, sizeof buf - bl, "%s%s on %s", bl ? "; " : "",
+                             hp_shard_name(m), lay);
+    }
+    hp__launch_note(c, "sharding modes mixed per layer (%s): no framework launches this (Megatron-LM "
+                    "and DeepSpeed take one mode for every layer; %s launches %s). Its nearest "
+                    "launchable form, one mode for every layer, is %s (evaluator: %s); exported: %s",
+                    buf, who, how, hp_shard_name(best), scores, hp_shard_name(best));
+  } else {
+    hp__launch_note(c, "%s on every layer: %s has no such mode (it launches %s); the nearest "
+                    "launchable form is %s (evaluator: %s); exported: %s", hp_shard_name(uni), who,
+                    how, hp_shard_name(best), scores, hp_shard_name(best));
+  }
+  hp_plan_set_modes(c->var, best);
+  memset(c->var->slices, 0, (size_t)pl->n_layers);
+  return best;
+}
+
 void hp__launch_only_1f1b(hp_launch_ctx *c, const char *who)
 {
   if (c->plan->schedule != HP_GPIPE || c->plan->pp <= 1) return;
@@ -376,9 +487,13 @@ hp_err hp_launch_write(const hp_problem *prob, const hp_plan *pl, hp_launch_form
   if ((err = hp_rank_map_choose(prob, pl, orders, &map, d))) goto done;
   if ((err = hp_plan_copy(&c.var, pl, d))) goto done;
   framework_variant(f, &c);
-  if (c.var->schedule != pl->schedule) {   /* the evaluator takes the schedule from the job */
+  if (c.var->schedule != pl->schedule || memcmp(c.var->mode, pl->mode, (size_t)pl->n_layers)) {
+    /* the evaluator takes the schedule from the job, and checks modes against its list:
+     * the framework's form is scored under its own schedule, whatever modes the job allows */
     hp_job job = prob->job;
     job.schedule = c.var->schedule;
+    job.sharding = 0;
+    job.uniform_sharding = 0;
     if ((err = hp_problem_copy_with(prob, NULL, job, &vprob, d))) goto done;
   }
 

@@ -14,7 +14,7 @@
 /* What a framework cannot express of a plan, one sentence each, in the script's header. */
 typedef struct hp_launch_notes {
   int n;
-  char text[HP_LAUNCH_MAX_NOTES][512];
+  char text[HP_LAUNCH_MAX_NOTES][1024];
 } hp_launch_notes;
 
 /* Arguments the training command needs and hetplan cannot choose (data, tokenizer, ...):
@@ -95,6 +95,18 @@ void hp__launch_ranges(char *buf, size_t n, const unsigned char *flag, int count
  * only becomes recompute on every stage, noted; `how` names the setting ("X's --flag
  * makes"). */
 void hp__launch_uniform_recompute(hp_launch_ctx *c, const char *how);
+/* For a framework that takes one sharding mode for every layer, from `launchable` (a mask
+ * of 1 << hp_shard; modes as the cost model applies them, dp at dp = 1): a plan whose
+ * layers mix modes, which no framework launches, or whose one mode the framework lacks,
+ * becomes its nearest launchable form: one mode for every layer, the launchable mode
+ * whose evaluation is best (fitting first), noted with the evaluator's figures of each;
+ * zdp slices (OSDP), which no framework has, become 1, noted. `who` names the framework,
+ * `how` what it launches ("dp, and zero1 with --use-distributed-optimizer"). Returns the
+ * mode c->var runs. */
+int hp__launch_one_mode(hp_launch_ctx *c, unsigned launchable, const char *who, const char *how);
+/* The mode every layer of `pl` takes as the cost model applies it, -1 if they differ. */
+int hp__launch_uniform_mode(const hp_plan *pl);
+
 /* For a framework that runs its pipeline 1F1B: a GPipe plan (pp > 1) becomes 1F1B,
  * noted; `who` names the framework. */
 void hp__launch_only_1f1b(hp_launch_ctx *c, const char *who);

@@ -9,28 +9,22 @@
 
 #include "launch.h"
 
-/* Per-layer ZeRO-3 under a pipeline or on some layers, per-stage recompute and GPipe made
- * uniform; the stage boundaries and tensor parallelism that the model's code must give. */
+/* Sharding made one launchable mode (ZeRO stages 0-3; 0-1 under a pipeline), per-stage
+ * recompute and GPipe made uniform; the stage boundaries, tensor and sequence parallelism
+ * that the model's code must give. */
 static void deepspeed_limits(hp_launch_ctx *c)
 {
   const hp_plan *pl = c->plan;
-  int nz = 0, L = pl->n_layers;
-  char buf[256];
-  for (int l = 0; l < L; l++) nz += hp_plan_sharded(pl, l);
-  if (nz > 0) {
-    hp__launch_ranges(buf, sizeof buf, pl->mode, L);
-    if (pl->pp > 1) {
-      hp__launch_note(c, "ZeRO-3 on layer%s %s: DeepSpeed's pipeline engine refuses ZeRO-2 and "
-                      "ZeRO-3 (\"incompatible with pipeline parallelism\"); exported: ZeRO stage "
-                      "1. The figures below count those layers replicated", nz > 1 ? "s" : "", buf);
-      hp_plan_set_modes(c->var, HP_SHARD_DP);
-    } else if (nz < L) {
-      hp__launch_note(c, "ZeRO-3 on layers %s only: DeepSpeed's stage 3 shards every layer (its "
-                      "stage3_param_persistence_threshold keeps only small tensors whole); the "
-                      "figures below shard every layer", buf);
-      hp_plan_set_modes(c->var, HP_SHARD_ZDP);
-    }
-  }
+  if (pl->pp > 1)
+    hp__launch_one_mode(c, 1u << HP_SHARD_DP | 1u << HP_SHARD_ZERO1, "DeepSpeed",
+                        "dp and zero1 under a pipeline: its pipeline engine refuses ZeRO-2 and "
+                        "ZeRO-3 (\"incompatible with pipeline parallelism\")");
+  else
+    hp__launch_one_mode(c, HP_SHARD_ALL, "DeepSpeed",
+                        "dp, zero1, zero2 and zdp as zero_optimization.stage 0, 1, 2, 3");
+  if (c->prob->job.sequence_parallel && pl->tp > 1)
+    hp__launch_note(c, "sequence parallelism: DeepSpeed takes it from the model's own code "
+                    "(e.g. Megatron-DeepSpeed's --sequence-parallel), not from its config");
   hp__launch_uniform_recompute(c, "DeepSpeed's PipelineModule(activation_checkpoint_interval) takes");
   hp__launch_only_1f1b(c, "DeepSpeed (its synchronous TrainSchedule)");
   if (pl->pp > 1)
@@ -48,22 +42,21 @@ static void deepspeed_limits(hp_launch_ctx *c)
                     "torchrun's RANK)");
 }
 
-/* ds_config.json: ZeRO stage 3 when the variant shards, 1 when the plan shards under a
- * pipeline (the pipeline engine's most), else 0. */
+/* ds_config.json: the ZeRO stage of the variant's one mode (dp 0, zero1 1, zero2 2, zdp 3),
+ * overlap_comm under grad_sync overlap. */
 static void deepspeed_config(const hp_launch_ctx *c, hp_sb *b)
 {
   const hp_plan *pl = c->plan, *var = c->var;
   const struct hp_transformer *t = c->prob->model->transformer;
-  int nz = 0, stage;
-  for (int l = 0; l < pl->n_layers; l++) nz += hp_plan_sharded(var, l);
-  stage = nz > 0 ? 3 : 0;
-  for (int l = 0; l < pl->n_layers && pl->pp > 1; l++)
-    if (hp_plan_sharded(pl, l)) stage = 1;   /* the pipeline engine's most */
+  int mode = hp__launch_uniform_mode(var);
+  int stage = mode == HP_SHARD_ZERO1 ? 1 : mode == HP_SHARD_ZERO2 ? 2 : mode == HP_SHARD_ZDP ? 3 : 0;
   hp__sb_printf(b, "{\n  \"train_batch_size\": %ld,\n  \"train_micro_batch_size_per_gpu\": %d,\n"
                 "  \"gradient_accumulation_steps\": %ld,\n", c->prob->job.gbs, pl->mbs, pl->gas);
   if (t && t->dtype == HP_DTYPE_FP16) hp__sb_printf(b, "  \"fp16\": { \"enabled\": true },\n");
   else if (!t || t->dtype == HP_DTYPE_BF16) hp__sb_printf(b, "  \"bf16\": { \"enabled\": true },\n");
-  hp__sb_printf(b, "  \"zero_optimization\": { \"stage\": %d }", stage);
+  hp__sb_printf(b, "  \"zero_optimization\": { \"stage\": %d", stage);
+  if (c->prob->job.grad_sync == HP_SYNC_OVERLAP) hp__sb_printf(b, ", \"overlap_comm\": true");
+  hp__sb_printf(b, " }");
   if (var->recompute[0])
     hp__sb_printf(b, ",\n  \"activation_checkpointing\": { \"partition_activations\": false, "
                   "\"contiguous_memory_optimization\": false }");

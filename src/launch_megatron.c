@@ -58,23 +58,16 @@ static void megatron_architecture(hp_launch_ctx *c)
                     "for it; the exported model does not cap");
 }
 
-/* Per-layer ZeRO-3, per-stage recompute and GPipe made uniform; where the plan's stages
- * differ from what Megatron's model code does. */
+/* Sharding made one launchable mode (dp, or zero1 as the distributed optimizer), per-stage
+ * recompute and GPipe made uniform; where the plan's stages differ from what Megatron's
+ * model code does. */
 void hp__megatron_limits(hp_launch_ctx *c)
 {
   const hp_plan *pl = c->plan;
   const hp_model *m = c->prob->model;
-  int nz = 0, L = pl->n_layers;
-  char buf[256];
-  for (int l = 0; l < L; l++) nz += hp_plan_sharded(pl, l);
-  if (nz > 0) {
-    hp__launch_ranges(buf, sizeof buf, pl->mode, L);
-    hp__launch_note(c, "ZeRO-3 on layer%s %s: Megatron-LM shards no layer's parameters; the "
-                    "exported --use-distributed-optimizer shards optimizer states of every layer "
-                    "(ZeRO-1). The figures below count those layers replicated (an upper bound "
-                    "on their memory)", nz > 1 ? "s" : "", buf);
-    hp_plan_set_modes(c->var, HP_SHARD_DP);
-  }
+  hp__launch_one_mode(c, 1u << HP_SHARD_DP | 1u << HP_SHARD_ZERO1, "Megatron-LM",
+                      "dp, and zero1 as --use-distributed-optimizer; its distributed optimizer "
+                      "shards optimizer states only, no gradients or weights");
   hp__launch_uniform_recompute(c, "Megatron-LM's --recompute-* flags make");
   hp__launch_only_1f1b(c, "Megatron-LM");
   if (m->transformer && pl->pp > 1) {
@@ -139,8 +132,7 @@ static void megatron_args(hp_sb *b, const hp_problem *prob, const hp_plan *pl, c
 {
   const hp_model *m = prob->model;
   const struct hp_transformer *t = m->transformer;
-  int nz = 0;
-  for (int l = 0; l < pl->n_layers; l++) nz += hp_plan_sharded(pl, l);
+  int distopt = hp__launch_uniform_mode(var) == HP_SHARD_ZERO1;
   hp__sb_printf(b, "MEGATRON_ARGS=(\n");
   arg(b, "--tensor-model-parallel-size", "%d", pl->tp);
   arg(b, "--pipeline-model-parallel-size", "%d", pl->pp);
@@ -186,7 +178,12 @@ static void megatron_args(hp_sb *b, const hp_problem *prob, const hp_plan *pl, c
     arg(b, "--recompute-method", "uniform");
     arg(b, "--recompute-num-layers", "1");
   }
-  if (nz > 0) arg(b, "--use-distributed-optimizer", NULL);
+  if (prob->job.sequence_parallel) arg(b, "--sequence-parallel", NULL);   /* no effect at tp 1 */
+  if (distopt) arg(b, "--use-distributed-optimizer", NULL);   /* zero1 (cost-model.md 2) */
+  if (prob->job.grad_sync == HP_SYNC_OVERLAP) {
+    arg(b, "--overlap-grad-reduce", NULL);
+    if (distopt) arg(b, "--overlap-param-gather", NULL);
+  }
   if (t && t->dtype == HP_DTYPE_FP16) arg(b, "--fp16", NULL);
   else if (!t || t->dtype == HP_DTYPE_BF16) arg(b, "--bf16", NULL);
   hp__sb_printf(b, ")\n");

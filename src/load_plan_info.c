@@ -1,5 +1,6 @@
 /* load_plan_info.c -- what a plan file says beyond the plan: the "inputs" block (where
- * its model, cluster and profile came from; gbs, schedule, margin) and the "solver" block
+ * its model, cluster and profile came from; gbs, schedule, margin, the job's 1.2 fields)
+ * and the "solver" block
  * (who found it, its status, the space searched and the proved bound). Commands that
  * read a plan take their missing flags from here; `report` shows the bound. */
 #include <math.h>
@@ -15,6 +16,13 @@ static const char *str_of(const cJSON *o, const char *key)
   return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* A boolean key: 0 or 1, -1 when absent or not a boolean. */
+static int bool_of(const cJSON *o, const char *key)
+{
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
+}
+
 static double num_of(const cJSON *o, const char *key, double def)
 {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -25,7 +33,7 @@ hp_err hp__plan_names(ju_ctx *c, const cJSON *root)
 {
   static const char *const blocks[] = { "inputs", "solver", NULL };
   static const char *const keys[] = { "model", "cluster", "profile", "schedule", "name",
-                                      "status", "space", NULL };
+                                      "status", "space", "grad_sync", NULL };
   hp_err err;
   for (int b = 0; blocks[b]; b++) {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, blocks[b]);
@@ -37,6 +45,33 @@ hp_err hp__plan_names(ju_ctx *c, const cJSON *root)
     }
   }
   return HP_OK;
+}
+
+/* The job's 1.2 fields of "inputs" (write_json.c add_inputs); a value out of range is
+ * taken as absent, as gbs is. */
+static void read_job_12(const cJSON *ip, hp_plan_info *in)
+{
+  const char *gs = str_of(ip, "grad_sync");
+  const cJSON *modes = cJSON_GetObjectItemCaseSensitive(ip, "sharding"), *it;
+  double slices = num_of(ip, "max_slices", -1);
+  in->has_inputs = 1;
+  in->sequence_parallel = bool_of(ip, "sequence_parallel");
+  in->uniform_sharding = bool_of(ip, "uniform_sharding");
+  in->idle_devices = bool_of(ip, "idle_devices");
+  in->grad_sync = gs ? hp_grad_sync_parse(gs) : -1;
+  if (slices >= 1 && slices <= (1 << 20) && slices == floor(slices) &&
+      ((long)slices & ((long)slices - 1)) == 0)
+    in->max_slices = (int)slices;
+  if (cJSON_IsArray(modes)) {
+    unsigned mask = 0;
+    int bad = 0;
+    cJSON_ArrayForEach(it, modes) {
+      int m = cJSON_IsString(it) ? hp_shard_parse(it->valuestring) : -1;
+      if (m < 0) bad = 1;
+      else mask |= 1u << m;
+    }
+    in->sharding = bad ? 0 : mask;
+  }
 }
 
 void hp_plan_info_release(hp_plan_info *in)
@@ -57,6 +92,8 @@ hp_err hp_plan_info_parse(const char *text, const char *file, hp_plan_info *in, 
   memset(in, 0, sizeof *in);
   in->schedule = -1;
   in->mem_margin = -1;
+  in->sequence_parallel = in->grad_sync = in->uniform_sharding = in->idle_devices = -1;
+  in->max_slices = -1;
   in->lower_bound = NAN;
   HP_TRY(ju_parse(&c, text, &root));
   HP_TRY(ju_object(&c, root, ""));
@@ -77,6 +114,7 @@ hp_err hp_plan_info_parse(const char *text, const char *file, hp_plan_info *in, 
     if (sch) in->schedule = hp_schedule_parse(sch);
     in->mem_margin = num_of(ip, "mem_margin", -1);
     if (!(in->mem_margin >= 0 && in->mem_margin < 1)) in->mem_margin = -1;
+    read_job_12(ip, in);
   }
   sv = cJSON_GetObjectItemCaseSensitive(root, "solver");
   if (cJSON_IsObject(sv)) {

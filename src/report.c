@@ -116,13 +116,18 @@ static void section_throughput(doc *o, const hp_problem *prob, const hp_plan *pl
   rowf(o, "samples per second\t%.4f", e->throughput);
   if (m->transformer) {
     rowf(o, "tokens per second\t%.0f (%d tokens a sample)", e->throughput * m->transformer->seq, m->transformer->seq);
-    rowf(o, "tokens per GPU per second\t%.1f (%d GPUs)", e->throughput * m->transformer->seq / D, D);
+    rowf(o, "tokens per GPU per second\t%.1f (%d GPUs%s)", e->throughput * m->transformer->seq / e->n_used,
+         e->n_used, e->n_used < D ? " used; idle devices excluded" : "");
   } else {
     rowf(o, "tokens per second\tnot known: the model gives explicit layers, no sequence length");
   }
   rowf(o, "MFU\t%.2f %% (model FLOPs %.4g per sample, against the summed peaks)", 100 * e->mfu,
        hp_model_total_flops(m));
-  rowf(o, "pipeline / gradient sync\t%.6f s / %.6f s", e->pipeline_time, e->sync_time);
+  rowf(o, "pipeline / gradient sync%s / optimizer step / all-gather\t%.6f s / %.6f s / %.6f s / %.6f s",
+       prob->job.grad_sync == HP_SYNC_OVERLAP ? " (exposed)" : "", e->pipeline_time, e->sync_time,
+       e->step_time, e->gat_time);
+  rowf(o, "job\tgrad sync %s, sequence parallel %s (cost model %s)", hp_grad_sync_name(prob->job.grad_sync),
+       prob->job.sequence_parallel ? "on" : "off", HP_COST_MODEL_VERSION);
   rowf(o, "micro-batches per iteration (gas)\t%ld", pl->gas);
   table_end(o);
 }
@@ -130,18 +135,16 @@ static void section_throughput(doc *o, const hp_problem *prob, const hp_plan *pl
 static void section_stages(doc *o, const hp_problem *prob, const hp_plan *pl, const hp_eval *e)
 {
   static const char *const h[] = { "stage", "layers", "devices (per replica)", "type",
-                                   "recompute", "ZeRO-3 layers", "ms per micro-batch",
+                                   "recompute", "sharding", "ms per micro-batch",
                                    "memory per device (less reserve)" };
   const hp_cluster *c = prob->cluster;
   const hp_model *m = prob->model;
   heading(o, 2, "Stages");
   table_begin(o, 8, h);
   for (int s = 0; s < pl->pp; s++) {
-    char devs[512], type[128] = "";
+    char devs[512], type[128] = "", modes[96];
     size_t len = 0;
-    int nz = 0;
     double tmax = 0;
-    for (int l = pl->first[s]; l <= hp_stage_last(pl, s); l++) nz += hp_plan_sharded(pl, l);
     devs[0] = '\0';
     for (int r = 0; r < pl->dp && len < 400; r++) {
       char one[128];
@@ -155,9 +158,10 @@ static void section_stages(doc *o, const hp_problem *prob, const hp_plan *pl, co
       if (!strstr(type, t) && strlen(type) + strlen(t) + 3 < sizeof type)
         snprintf(type + strlen(type), sizeof type - strlen(type), "%s%s", type[0] ? ", " : "", t);
     }
-    rowf(o, "%d\t%d-%d (%s .. %s)\t%s\t%s\t%s\t%d\t%.3f\t%.3f GiB", s, pl->first[s],
+    rowf(o, "%d\t%d-%d (%s .. %s)\t%s\t%s\t%s\t%s\t%.3f\t%.3f GiB", s, pl->first[s],
          hp_stage_last(pl, s), m->layers[pl->first[s]].name, m->layers[hp_stage_last(pl, s)].name,
-         devs, type, pl->recompute[s] ? "yes" : "no", nz, tmax * 1e3, e->stage_mem[s] / GIB);
+         devs, type, pl->recompute[s] ? "yes" : "no", hp_stage_modes(pl, s, modes, sizeof modes),
+         tmax * 1e3, e->stage_mem[s] / GIB);
   }
   table_end(o);
 }
@@ -188,9 +192,22 @@ static void section_memory(doc *o, const hp_problem *prob, const hp_plan *pl, co
     }
   table_end(o);
   free(ids);
-  for (int dv = 1; dv < e->n_devices; dv++)
-    if (e->mem[dv] / e->cap[dv] > e->mem[tight] / e->cap[tight]) tight = dv;
+  tight = -1;
+  for (int dv = 0; dv < e->n_devices; dv++)
+    if (!e->idle[dv] && (tight < 0 || e->mem[dv] / e->cap[dv] > e->mem[tight] / e->cap[tight]))
+      tight = dv;
+  if (tight < 0) tight = 0;
   para_begin(o);
+  if (e->n_used < e->n_devices && (ids = hp__calloc((size_t)e->n_devices, sizeof *ids)) != NULL) {
+    char list[256];
+    int n = 0;
+    for (int dv = 0; dv < e->n_devices; dv++)
+      if (e->idle[dv]) ids[n++] = dv;
+    dev_ranges(list, sizeof list, ids, n);
+    free(ids);
+    textf(o, "Idle devices (the plan leaves them unused; they hold nothing and take no step): "
+          "%d of %d, %s. ", n, e->n_devices, list);
+  }
   if (e->feasible)
     textf(o, "Every device fits; the tightest is device %d at %.1f %% of its capacity.", tight,
           100 * e->mem[tight] / e->cap[tight]);
@@ -205,7 +222,8 @@ static void section_memory(doc *o, const hp_problem *prob, const hp_plan *pl, co
   else
     textf(o, " Capacities are the devices' whole memory (no memory margin; --mem-margin keeps "
           "some free).");
-  textf(o, " Memory counts model states, ZeRO-3 buffers, saved activations, working memory "
+  textf(o, " Memory counts model states (sharded as each layer's mode says), ZeRO-3 gather "
+        "buffers, saved activations, working memory "
         "and each type's reserve (docs/cost-model.md, section 4).");
   para_end(o);
 }

@@ -2,8 +2,9 @@
  * the nodes grouped by class (device type and GPUs a node), each class drawn once with
  * its count and each node a small strip of its GPUs coloured by stage; then the pipeline
  * in stage order, each stage with the GPUs and nodes it holds, and between consecutive
- * stages the hand-off: the slowest lane's bandwidth (the cost model's Bpp) and the bytes
- * it carries per micro-batch and TP lane, each way (O_last mbs / tp, cost-model.md 3). */
+ * stages the hand-off: the slowest lane's bandwidth (the cost model's Bpp, after the lanes
+ * crossing a node share its link, version 1.2) and the bytes it carries per micro-batch and
+ * TP lane, each way (O_last mbs / tp, cost-model.md 3). Idle devices are grey. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,8 @@ typedef struct group { int type, gpus, n; int *nodes; } group;
 typedef struct pic {
   const hp_problem *p;
   const hp_plan *pl;
-  int *stage_of;       /* [n_devices] */
+  int *stage_of;       /* [n_devices] its stage, -1 for an idle device */
+  hp_sb idle;          /* the cells of idle devices */
   group *g;
   int ng;
   double cs;           /* GPU cell, px */
@@ -83,12 +85,13 @@ static void stage_list(char *buf, size_t n, const int *st, int count)
   buf[0] = '\0';
   for (int i = 0; i < count && len < n; i++) {
     int j = i;
-    if (i > 0 && st[i] == st[i - 1]) continue;
+    if (st[i] < 0 || (i > 0 && st[i] == st[i - 1])) continue;
     while (j + 1 < count && (st[j + 1] == st[j] || st[j + 1] == st[j] + 1)) j++;
     len += (size_t)snprintf(buf + len, n - len, "%ss%d", len ? ", " : "", st[i]);
     if (st[j] > st[i] && len < n) len += (size_t)snprintf(buf + len, n - len, "-%d", st[j]);
     i = j;
   }
+  if (count > 0 && st[0] < 0 && len < n) snprintf(buf + len, n - len, "%sidle", len ? ", " : "");
 }
 
 static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
@@ -109,7 +112,7 @@ static void draw_node(hp_sb *b, pic *P, int k, double x, double y, double pitch)
     int s = P->stage_of[nd->first + g], e = g;
     /* a run of GPUs of one stage in one cell row; one cell each when the cells are large */
     while (!gap && e + 1 < nd->gpus && (e + 1) % cols && P->stage_of[nd->first + e + 1] == s) e++;
-    hp__sb_printf(&P->paths[s], "M%.1f %.1fh%.1fv%.1fh%.1fz", x + 2 + (g % cols) * cs,
+    hp__sb_printf(s >= 0 ? &P->paths[s] : &P->idle, "M%.1f %.1fh%.1fv%.1fh%.1fz", x + 2 + (g % cols) * cs,
                   y + 2 + (g / cols) * cs, (e - g + 1) * cs - 1 - gap, cs - 1 - gap,
                   -((e - g + 1) * cs - 1 - gap));
     g = e + 1;
@@ -212,28 +215,45 @@ static void stage_text(const pic *P, int s, char *buf, size_t n, size_t width)
 }
 
 /* The hand-off from stage s to s + 1: bandwidth range over the replicas, where the lanes
- * run, and the bytes each way per micro-batch and TP lane. */
+ * run, the sharing of the slowest lane (a node's link divided among the H_s(n) lanes that
+ * cross it, cost-model.md 3), and the bytes each way per micro-batch and TP lane. */
 static void link_text(const pic *P, const hp_costs *k, int s, char *buf, size_t n)
 {
   const hp_plan *pl = P->pl;
   const hp_cluster *c = P->p->cluster;
-  double lo = INFINITY, hi = 0;
-  int same = 0, lanes = pl->dp * pl->tp;
+  double lo = INFINITY, hi = 0, raw = 0;
+  int same = 0, lanes = pl->dp * pl->tp, shared = 1;
+  int *H = hp__calloc((size_t)c->n_nodes, sizeof *H);
   char bytes[32];
   for (int r = 0; r < pl->dp; r++) {
     double bw = k->hbw[s * pl->dp + r];
     if (bw < lo) lo = bw;
     if (bw > hi) hi = bw;
-    for (int j = 0; j < pl->tp; j++)
-      same += c->dev_node[pl->dev[HP_SLOT(pl, s, r, j)]] == c->dev_node[pl->dev[HP_SLOT(pl, s + 1, r, j)]];
+    for (int j = 0; j < pl->tp; j++) {
+      int na = c->dev_node[pl->dev[HP_SLOT(pl, s, r, j)]], nb = c->dev_node[pl->dev[HP_SLOT(pl, s + 1, r, j)]];
+      same += na == nb;
+      if (H && na != nb) { H[na]++; H[nb]++; }
+    }
   }
+  /* the lane that gives the slowest figure: its link and how many lanes share it */
+  for (int r = 0; H && r < pl->dp; r++)
+    for (int j = 0; j < pl->tp; j++) {
+      int a = pl->dev[HP_SLOT(pl, s, r, j)], b = pl->dev[HP_SLOT(pl, s + 1, r, j)];
+      int na = c->dev_node[a], nb = c->dev_node[b], h = H[na] > H[nb] ? H[na] : H[nb];
+      double x = hp_problem_bw(P->p, a, b);
+      if (na != nb && h > 1 && fabs(x / h - lo) <= 1e-9 * lo && h > shared) { shared = h; raw = x; }
+    }
+  free(H);
   bytes_text(bytes, sizeof bytes, k->layer[hp_stage_last(pl, s)].out * pl->mbs / pl->tp);
   if (hi / lo < 1.0005)
     snprintf(buf, n, "%.4g Gbit/s", lo * 8 / 1e9);
   else
     snprintf(buf, n, "%.4g-%.4g Gbit/s", lo * 8 / 1e9, hi * 8 / 1e9);
-  snprintf(buf + strlen(buf), n - strlen(buf), " %s; %s each way", same == lanes ? "inside nodes" :
-           same == 0 ? "between nodes" : "inside and between nodes", bytes);
+  snprintf(buf + strlen(buf), n - strlen(buf), " %s", same == lanes ? "inside nodes" :
+           same == 0 ? "between nodes" : "inside and between nodes");
+  if (shared > 1)
+    snprintf(buf + strlen(buf), n - strlen(buf), " (%.4g / %d lanes)", raw * 8 / 1e9, shared);
+  snprintf(buf + strlen(buf), n - strlen(buf), "; %s each way", bytes);
 }
 
 /* The pipeline from y: stages in order, in up to 3 columns; returns the y below it. */
@@ -246,7 +266,7 @@ static double draw_pipeline(hp_sb *b, pic *P, const hp_costs *k, double y)
   hp__sb_printf(b, "<text x=\"%.0f\" y=\"%.1f\" font-size=\"12\" font-weight=\"bold\">Pipeline, "
                 "stage 0 first</text><text x=\"%.0f\" y=\"%.1f\" font-size=\"10\" fill=\"#444\">"
                 "Under each stage, its hand-off to the next: the slowest lane's bandwidth (the cost "
-                "model's Bpp) and the bytes a micro-batch sends on each TP lane, each way "
+                "model's Bpp; a link shared by the lanes crossing a node: link / lanes) and the bytes a micro-batch sends on each TP lane, each way "
                 "(activations forward, gradients back).</text>\n", MARGIN, y + 14, MARGIN, y + 29);
   y += 38;
   for (int s = 0; s < pl->pp; s++) {
@@ -262,7 +282,11 @@ static double draw_pipeline(hp_sb *b, pic *P, const hp_costs *k, double y)
     if (pl->first[s] == hp_stage_last(pl, s)) hp__sb_printf(b, "layer %d", pl->first[s]);
     else hp__sb_printf(b, "layers %d-%d", pl->first[s], hp_stage_last(pl, s));
     if (pl->recompute[s]) hp__sb_printf(b, ", recompute");
-    if (zero) hp__sb_printf(b, ", ZeRO-3 on %d layer%s", zero, zero == 1 ? "" : "s");
+    if (zero) {
+      char modes[96];
+      hp__sb_printf(b, ", ");
+      hp__sb_xml(b, hp_stage_modes(pl, s, modes, sizeof modes));
+    }
     hp__sb_printf(b, "</text>\n<text x=\"%.1f\" y=\"%.1f\" font-size=\"9.5\" fill=\"#333\">",
                   x + 16, yy + 26);
     stage_text(P, s, line, sizeof line, (size_t)chars);
@@ -304,6 +328,7 @@ hp_err hp_plan_svg(const hp_problem *prob, const hp_plan *pl, char **out, hp_dia
   P.paths = hp__calloc((size_t)pl->pp, sizeof *P.paths);
   P.scratch = hp__calloc((size_t)pl->dp * pl->tp, sizeof *P.scratch);
   if (!P.stage_of || !P.paths || !P.scratch || make_groups(&P)) goto nomem;
+  for (int dv = 0; dv < D; dv++) P.stage_of[dv] = -1;
   for (int i = 0; i < pl->pp * pl->dp * pl->tp; i++) P.stage_of[pl->dev[i]] = i / (pl->dp * pl->tp);
   P.cs = D <= 64 ? 14 : D <= 256 ? 10 : 7;
   P.names = c->n_nodes <= 32;
@@ -315,6 +340,8 @@ hp_err hp_plan_svg(const hp_problem *prob, const hp_plan *pl, char **out, hp_dia
     if (P.paths[s].failed) body.failed = 1;
     if (P.paths[s].len) hp__sb_printf(&body, "<path fill=\"%s\" d=\"%s\"/>\n", col, P.paths[s].s);
   }
+  if (P.idle.failed) body.failed = 1;
+  if (P.idle.len) hp__sb_printf(&body, "<path fill=\"#d9d9d9\" d=\"%s\"/>\n", P.idle.s);
   y = draw_pipeline(&body, &P, &k, y + 4) + 8;
   if (body.failed) goto nomem;
 
@@ -323,10 +350,12 @@ hp_err hp_plan_svg(const hp_problem *prob, const hp_plan *pl, char **out, hp_dia
                 "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", WIDTH, y, WIDTH, y);
   hp__sb_printf(&b, "<text x=\"%.0f\" y=\"20\" font-size=\"14\">", MARGIN);
   hp__sb_xml(&b, c->name);
-  hp__sb_printf(&b, ": pp %d, tp %d, dp %d on %d GPUs in %d node%s</text>\n<text x=\"%.0f\" "
-                "y=\"37\" font-size=\"11\">Nodes grouped by class (device type and GPUs a node); "
-                "each GPU coloured by its stage, under each node the stages it holds.</text>\n",
-                pl->pp, pl->tp, pl->dp, D, c->n_nodes, c->n_nodes == 1 ? "" : "s", MARGIN);
+  hp__sb_printf(&b, ": pp %d, tp %d, dp %d on %d GPUs in %d node%s", pl->pp, pl->tp, pl->dp, D,
+                c->n_nodes, c->n_nodes == 1 ? "" : "s");
+  if (pl->pp * pl->dp * pl->tp < D) hp__sb_printf(&b, ", %d idle", D - pl->pp * pl->dp * pl->tp);
+  hp__sb_printf(&b, "</text>\n<text x=\"%.0f\" y=\"37\" font-size=\"11\">Nodes grouped by class "
+                "(device type and GPUs a node); each GPU coloured by its stage (grey: idle), under "
+                "each node the stages it holds.</text>\n", MARGIN);
   hp__sb_printf(&b, "%s</svg>\n", body.s ? body.s : "");
   if (b.failed) goto nomem;
   *out = b.s;
@@ -337,6 +366,7 @@ nomem:
   free(P.g);
   free(P.paths);
   free(P.stage_of);
+  free(P.idle.s);
   free(P.scratch);
   free(body.s);
   free(b.s);

@@ -243,6 +243,60 @@ hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
   return finish(root, ok, out, d);
 }
 
+/* The job the plan was scored under (cost-model.md 1 "Job"), whole, defaults included. */
+static void add_job(cJSON *root, const hp_problem *prob)
+{
+  const hp_job *j = &prob->job;
+  cJSON *o = cJSON_AddObjectToObject(root, "job"), *m;
+  if (!o) return;
+  cJSON_AddNumberToObject(o, "gbs", (double)j->gbs);
+  cJSON_AddStringToObject(o, "schedule", hp_schedule_name(j->schedule));
+  cJSON_AddBoolToObject(o, "sequence_parallel", j->sequence_parallel);
+  cJSON_AddStringToObject(o, "grad_sync", hp_grad_sync_name(j->grad_sync));
+  if ((m = cJSON_AddArrayToObject(o, "sharding")) != NULL)
+    for (int q = 0; q < HP_N_SHARD; q++)
+      if (hp_job_modes(j) >> q & 1u) cJSON_AddItemToArray(m, cJSON_CreateString(hp_shard_name(q)));
+  cJSON_AddBoolToObject(o, "uniform_sharding", j->uniform_sharding);
+  cJSON_AddBoolToObject(o, "idle_devices", j->idle_devices);
+  cJSON_AddNumberToObject(o, "max_slices", hp_job_max_slices(j));
+}
+
+/* One stage of the breakdown (docs/formats.md "Evaluation"): per replica [r] arrays, per
+ * stage numbers. */
+static int add_stage(cJSON *st, const hp_plan *plan, const hp_eval *e, int s)
+{
+  int dp = plan->dp, pair[2] = { plan->first[s], hp_stage_last(plan, s) };
+  size_t at = (size_t)s * (size_t)dp;
+  char modes[96];
+  cJSON *o = cJSON_CreateObject(), *mem;
+  if (!o) return 0;
+  cJSON_AddItemToArray(st, o);
+  cJSON_AddNumberToObject(o, "stage", s);
+  cJSON_AddItemToObject(o, "layers", cJSON_CreateIntArray(pair, 2));
+  cJSON_AddStringToObject(o, "modes", hp_stage_modes(plan, s, modes, sizeof modes));
+  cJSON_AddBoolToObject(o, "recompute", plan->recompute[s]);
+  cJSON_AddItemToObject(o, "compute", cJSON_CreateDoubleArray(&e->compute[at], dp));
+  cJSON_AddNumberToObject(o, "gather", e->gather[s]);
+  cJSON_AddNumberToObject(o, "scatter", e->scatter[s]);
+  cJSON_AddItemToObject(o, "stage_time", cJSON_CreateDoubleArray(&e->stage_time[at], dp));
+  cJSON_AddItemToObject(o, "backward", cJSON_CreateDoubleArray(&e->backward[at], dp));
+  cJSON_AddItemToObject(o, "handoff", cJSON_CreateDoubleArray(&e->handoff[at], dp));
+  cJSON_AddItemToObject(o, "handoff_bandwidth", cJSON_CreateDoubleArray(&e->handoff_bw[at], dp));
+  cJSON_AddItemToObject(o, "period", cJSON_CreateDoubleArray(&e->period[at], dp));
+  cJSON_AddNumberToObject(o, "sync", e->sync[s]);
+  cJSON_AddNumberToObject(o, "allgather", e->gat[s]);
+  cJSON_AddNumberToObject(o, "step", e->step[s]);
+  cJSON_AddNumberToObject(o, "dp_bandwidth", e->bdp[s]);
+  cJSON_AddNumberToObject(o, "dp_latency", e->latdp[s]);
+  cJSON_AddNumberToObject(o, "memory_bytes", e->stage_mem[s]);
+  if (!(mem = cJSON_AddObjectToObject(o, "memory"))) return 0;
+  cJSON_AddNumberToObject(mem, "states", e->mem_states[s]);
+  cJSON_AddNumberToObject(mem, "gather", e->mem_gather[s]);
+  cJSON_AddNumberToObject(mem, "activations", e->mem_act[s]);
+  cJSON_AddNumberToObject(mem, "work", e->mem_work[s]);
+  return 1;
+}
+
 hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eval *e,
                        const hp_coverage *cov, char **out, hp_diag *d)
 {
@@ -251,9 +305,14 @@ hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
   int dp = plan->dp;
   if (ok) add_inputs(root, prob);
   if (ok) {
+    add_job(root, prob);
     cJSON_AddNumberToObject(root, "gbs", (double)prob->job.gbs);
     cJSON_AddNumberToObject(root, "pipeline_time", e->pipeline_time);
     cJSON_AddNumberToObject(root, "sync_time", e->sync_time);
+    cJSON_AddNumberToObject(root, "step_time", e->step_time);
+    cJSON_AddNumberToObject(root, "allgather_time", e->gat_time);
+    cJSON_AddNumberToObject(root, "step_device", e->step_device);
+    cJSON_AddNumberToObject(root, "devices_used", e->n_used);
     ok = (bn = cJSON_AddObjectToObject(root, "bottleneck")) != NULL;
   }
   if (ok) {
@@ -271,6 +330,10 @@ hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
       cJSON_AddNumberToObject(terms, "fill_drain", b.term[HP_BN_FILL]);
       cJSON_AddNumberToObject(terms, "handoffs", b.term[HP_BN_HANDOFF]);
       cJSON_AddNumberToObject(terms, "sync", b.term[HP_BN_SYNC]);
+      cJSON_AddNumberToObject(terms, "steady_state_handoffs", b.term[HP_BN_PERIOD]);
+      cJSON_AddNumberToObject(terms, "zero_per_microbatch", b.term[HP_BN_ZERO]);
+      cJSON_AddNumberToObject(terms, "step", b.term[HP_BN_STEP]);
+      cJSON_AddNumberToObject(terms, "allgather", b.term[HP_BN_ALLGATHER]);
     }
     if (!e->feasible) {
       cJSON *o = cJSON_AddObjectToObject(root, "out_of_memory");
@@ -285,20 +348,7 @@ hp_err hp_eval_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
   if (ok) ok = (rep = cJSON_CreateDoubleArray(e->replica_time, dp)) != NULL;
   if (ok) cJSON_AddItemToObject(root, "replica_time", rep);
   if (ok) ok = (st = cJSON_AddArrayToObject(root, "stage_breakdown")) != NULL;
-  for (int s = 0; ok && s < plan->pp; s++) {
-    cJSON *o = cJSON_CreateObject();
-    if (!o) { ok = 0; break; }
-    cJSON_AddItemToArray(st, o);
-    cJSON_AddNumberToObject(o, "stage", s);
-    cJSON_AddItemToObject(o, "compute", cJSON_CreateDoubleArray(&e->compute[(size_t)s * dp], dp));
-    cJSON_AddNumberToObject(o, "gather", e->gather[s]);
-    cJSON_AddItemToObject(o, "stage_time", cJSON_CreateDoubleArray(&e->stage_time[(size_t)s * dp], dp));
-    cJSON_AddItemToObject(o, "handoff", cJSON_CreateDoubleArray(&e->handoff[(size_t)s * dp], dp));
-    cJSON_AddNumberToObject(o, "sync", e->sync[s]);
-    cJSON_AddNumberToObject(o, "dp_bandwidth", e->bdp[s]);
-    cJSON_AddNumberToObject(o, "memory_bytes", e->stage_mem[s]);
-  }
+  for (int s = 0; ok && s < plan->pp; s++) ok = add_stage(st, plan, e, s);
   if (ok && cov) ok = add_coverage(root, cov, prob);
   return finish(root, ok, out, d);
 }
-

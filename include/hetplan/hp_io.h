@@ -13,8 +13,10 @@ hp_err hp_model_load(const char *path, hp_model **out, hp_diag *d);
 hp_err hp_cluster_load(const char *path, hp_cluster **out, hp_diag *d);
 hp_err hp_profile_load(const char *path, hp_profile **out, hp_diag *d);
 
-/* Reads {"gbs": N, "schedule": "1f1b"|"gpipe", "accept_profile_mismatch": true|false}
- * into `job`; keys absent from the file leave `job` as it was. */
+/* Reads {"gbs": N, "schedule": "1f1b"|"gpipe", "accept_profile_mismatch": true|false,
+ * and the 1.2 keys sequence_parallel, grad_sync, sharding, uniform_sharding, idle_devices,
+ * max_slices} into `job` (formats.md "Job"); keys absent from the file leave `job` as it
+ * was. */
 hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d);
 
 /* Reads a plan for `prob` (shape and ranges checked here, the rest by
@@ -23,13 +25,23 @@ hp_err hp_plan_load(const char *path, const hp_problem *prob, hp_plan **out, hp_
 
 /* What a plan file says besides the plan (load_plan_info.c): its "inputs" block, which
  * hp_plan_to_json writes from the problem (file paths as they were given, gbs, schedule,
- * margin), and its "solver" block. Absent parts: NULL, 0, -1 (schedule, mem_margin),
- * NAN (lower_bound), has_solver 0. Release with hp_plan_info_release. */
+ * margin, the job's 1.2 fields that differ from their defaults), and its "solver" block.
+ * Absent parts: NULL, 0, -1 (schedule, mem_margin, the job's 1.2 fields), 0 (sharding),
+ * NAN (lower_bound), has_solver 0. A value out of its range counts as absent. Release
+ * with hp_plan_info_release. */
 typedef struct hp_plan_info {
   char *model, *cluster, *profile;
   long gbs;
   int schedule;
   double mem_margin;
+  int has_inputs;          /* the file has an "inputs" block: its absent 1.2 fields are
+                            * the defaults (false, end, all modes, 1) */
+  int sequence_parallel;   /* 0, 1; -1 absent */
+  int grad_sync;           /* an hp_grad_sync; -1 absent */
+  unsigned sharding;       /* mask of the modes listed (1 << hp_shard); 0 absent */
+  int uniform_sharding;    /* 0, 1; -1 absent */
+  int idle_devices;        /* 0, 1; -1 absent */
+  int max_slices;          /* a power of two; -1 absent */
   int has_solver;
   char solver[32], status[16], space[16];
   double lower_bound;

@@ -44,14 +44,15 @@ expect bad_gbs 2 "--gbs: expected an integer in 1..1099511627776 (2^40), got '-3
 expect bad_schedule_flag 2 "--schedule: expected 1f1b or gpipe" -- $H evaluate "${tiny[@]}" --schedule zb --plan $T/plan.json
 expect missing_file 3 "cannot open 'nope.json'" -- $H evaluate --model nope.json --cluster $T/cluster.json --gbs 8 --plan $T/plan.json
 expect unknown_solver 2 "unknown solver 'magic'" -- $H plan "${tiny[@]}" --solver magic
-expect version 0 "cost model 1.1" -- $H version
+expect version 0 "cost model 1.2" -- $H version
 
-# --- evaluate: the breakdown of the tiny plan, figures worked out in tests/unit/test_evaluate.c
-expect evaluate_text 0 "iteration time  1.854068 s = pipeline 1.851648 s (replica 1) + sync 0.002420 s (stage 1)" \
+# --- evaluate: the breakdown of the tiny plan, figures worked out by hand under cost model 1.2 in
+# tests/unit/test_bottleneck.c (the hand-off now enters the steady-state period)
+expect evaluate_text 0 "iteration time  1.854950 s = pipeline 1.852530 s (replica 1) + sync 0.002420 s (stage 1) + step 0.000000 s + all-gather 0.000000 s" \
   -- $H evaluate "${tiny[@]}" --plan $T/plan.json
-expect evaluate_bottleneck 0 "bottleneck      stage 1 of replica 1: 400.000 ms per micro-batch" \
+expect evaluate_bottleneck 0 "bottleneck      stage 1 of replica 1: 400.000 ms of compute per micro-batch" \
   -- $H evaluate "${tiny[@]}" --plan $T/plan.json
-expect evaluate_json 0 '"iteration_time":	1.854068' -- $H evaluate "${tiny[@]}" --plan $T/plan.json --json
+expect evaluate_json 0 '"iteration_time":	1.85495,' -- $H evaluate "${tiny[@]}" --plan $T/plan.json --json
 expect evaluate_json_file 0 "" -- $H evaluate "${tiny[@]}" --plan $T/plan.json --json -o $tmp/e.json
 if grep -q '"peak_memory"' $tmp/e.json && grep -q '"stage_breakdown"' $tmp/e.json; then ok evaluate_json_has_memory_and_breakdown
 else bad evaluate_json_has_memory_and_breakdown "missing keys in $tmp/e.json"; fi
@@ -66,7 +67,7 @@ expect unknown_key_warns 0 "stages[0].colour: unknown key, ignored" -- \
 expect plan_enum 0 "solver enum: optimal" -- $H plan "${tiny[@]}" --solver enum -o $tmp/p.json
 expect plan_file_reevaluates 0 "iteration time  0.770504 s" -- $H evaluate "${tiny[@]}" --plan $tmp/p.json
 if $H evaluate "${tiny[@]}" --plan $tmp/p.json 2>&1 | grep -q warning; then bad plan_file_reads_back_without_warnings "$($H evaluate "${tiny[@]}" --plan $tmp/p.json 2>&1 | grep warning)"; else ok plan_file_reads_back_without_warnings; fi
-expect eval_json_reads_back_as_plan 0 "iteration time  1.854068 s" -- $H evaluate "${tiny[@]}" --plan $tmp/e.json
+expect eval_json_reads_back_as_plan 0 "iteration time  1.854950 s" -- $H evaluate "${tiny[@]}" --plan $tmp/e.json
 if grep -q '"status":	"optimal"' $tmp/p.json && grep -q '"lower_bound":	0.770504' $tmp/p.json; then ok plan_file_has_solver_block
 else bad plan_file_has_solver_block "$(grep -A6 solver $tmp/p.json)"; fi
 expect plan_infeasible 6 "no plan of the search space fits in memory" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4 --solver enum
@@ -332,14 +333,66 @@ sed 's/"1f1b"/"gpipe"/' $T/plan.json > $tmp/gpipe.json
 expect gpipe_plan_evaluates_alone 0 "gas 4, gpipe" -- $H evaluate "${tiny[@]}" --plan $tmp/gpipe.json
 expect gpipe_plan_simulates_alone 0 "gpipe, gbs 8" -- $H simulate "${tiny[@]}" --plan $tmp/gpipe.json
 expect gpipe_plan_against_flag 4 "schedule 'gpipe' but the job's is '1f1b'" -- $H evaluate "${tiny[@]}" --schedule 1f1b --plan $tmp/gpipe.json
+# --- the job's 1.2 fields as flags (docs/cli.md): each value taken (evaluate's job line
+# says it), a bad one refused naming the flag and what it takes (exit 2), a plan the job
+# forbids refused naming the rule (exit 4)
+ev=($H evaluate "${tiny[@]}" --plan $T/plan.json)
+expect flag_sequence_parallel 0 "sequence parallel on" -- "${ev[@]}" --sequence-parallel
+expect flag_grad_sync_overlap 0 "job      grad sync overlap" -- "${ev[@]}" --grad-sync overlap
+expect flag_grad_sync_overlap_exposed 0 "+ exposed sync " -- "${ev[@]}" --grad-sync overlap
+expect flag_grad_sync_end 0 "job      grad sync end" -- "${ev[@]}" --grad-sync=end
+expect flag_sharding_list 0 "modes dp,zdp," -- "${ev[@]}" --sharding zdp,dp
+expect flag_sharding_zero3 0 "modes dp,zdp," -- "${ev[@]}" --sharding dp,zero3
+expect flag_uniform_sharding 4 "the job asks for uniform_sharding" -- "${ev[@]}" --uniform-sharding
+expect flag_idle_devices 0 "devices used 4 of 4 (idle devices allowed)" -- "${ev[@]}" --idle-devices
+expect flag_max_slices 0 "max slices 4" -- "${ev[@]}" --max-slices 4
+expect flag_sharding_forbids_the_plan 4 "sharding[1] is 'zdp', which the job's sharding list (dp, zero1) does not allow" -- "${ev[@]}" --sharding dp,zero1
+expect flag_grad_sync_bad 2 "--grad-sync: expected end or overlap, got 'sometimes'" -- "${ev[@]}" --grad-sync sometimes
+expect flag_sharding_bad 2 "--sharding: expected a comma-separated list of dp, zero1, zero2, zdp (zero3), e.g. dp,zero1, got 'dp,zero4'" -- "${ev[@]}" --sharding dp,zero4
+expect flag_sharding_empty_word 2 "--sharding: expected a comma-separated list" -- "${ev[@]}" --sharding dp,
+expect flag_max_slices_not_power 2 "--max-slices: expected a power of two in 1..1048576 (1, 2, 4, ...), got '3'" -- "${ev[@]}" --max-slices 3
+expect flag_max_slices_zero 2 "--max-slices: expected a power of two" -- "${ev[@]}" --max-slices 0
+expect flag_sequence_parallel_no_value 2 "--sequence-parallel takes no value" -- "${ev[@]}" --sequence-parallel=1
+# a plan with an idle device needs --idle-devices; with it, the device is listed idle
+cat > $tmp/idle.json <<'JSON'
+{ "version": 1, "pp": 1, "tp": 1, "dp": 2, "mbs": 1, "stages": [ { "layers": [0, 3], "devices": [[0], [2]] } ] }
+JSON
+expect idle_plan_needs_the_flag 4 "--idle-devices" -- $H evaluate "${tiny[@]}" --plan $tmp/idle.json
+expect idle_plan_with_the_flag 0 "devices used 2 of 4" -- $H evaluate "${tiny[@]}" --plan $tmp/idle.json --idle-devices
+if $H evaluate "${tiny[@]}" --plan $tmp/idle.json --idle-devices 2>/dev/null | grep -Eq '^ +3  b +slow +- +- +1.000  idle$'; then
+  ok idle_device_listed_idle
+else bad idle_device_listed_idle "$($H evaluate "${tiny[@]}" --plan $tmp/idle.json --idle-devices 2>&1 | grep idle)"; fi
+# the job file's 1.2 keys, and a flag over them
+printf '{ "gbs": 8, "grad_sync": "overlap", "sharding": ["dp", "zdp"] }\n' > $tmp/job12.json
+expect job_file_grad_sync 0 "grad sync overlap, sequence parallel off, modes dp,zdp," -- $H evaluate --model $T/model.json --cluster $T/cluster.json --plan $T/plan.json --job $tmp/job12.json
+expect job_file_flag_wins 0 "grad sync end" -- $H evaluate --model $T/model.json --cluster $T/cluster.json --plan $T/plan.json --job $tmp/job12.json --grad-sync end
+
+# a plan file carries the job's fields ("inputs") back into evaluate: same job, same time
+$H plan "${tiny[@]}" --grad-sync overlap --sequence-parallel --sharding dp,zero1 --max-slices 2 -o $tmp/p12.json 2>/dev/null
+if grep -q '"grad_sync":	"overlap"' $tmp/p12.json && grep -q '"sequence_parallel":	true' $tmp/p12.json &&
+   grep -q '"max_slices":	2' $tmp/p12.json; then ok plan_file_records_the_job_fields
+else bad plan_file_records_the_job_fields "$(grep -A10 '"inputs"' $tmp/p12.json)"; fi
+want=$(sed -n 's/.*"iteration_time":[[:space:]]*\([0-9.e+-]*\),.*/\1/p' $tmp/p12.json | head -1)
+out=$($H evaluate $tmp/p12.json 2>&1)
+if grep -q "^job      grad sync overlap, sequence parallel on, modes dp,zero1, max slices 2," <<<"$out" &&
+   grep -q "^iteration time  $want s" <<<"$out"; then ok plan_job_fields_round_trip_through_evaluate
+else bad plan_job_fields_round_trip_through_evaluate "want $want" "$(grep -E '^(job|iteration)' <<<"$out")"; fi
+json=$($H evaluate $tmp/p12.json --json 2>/dev/null)
+if grep -q '"grad_sync":	"overlap"' <<<"$json" && grep -q '"cost_model":	"1.2"' <<<"$json" &&
+   grep -q '"steady_state_handoffs"' <<<"$json" && grep -q '"allgather_time"' <<<"$json"; then ok evaluate_json_has_the_job_and_1_2_terms
+else bad evaluate_json_has_the_job_and_1_2_terms "$(head -c 600 <<<"$json")"; fi
+expect plan_job_fields_flag_wins 0 "job      grad sync end, sequence parallel on" -- $H evaluate $tmp/p12.json --grad-sync end
+expect plan_job_fields_job_file_wins 0 "job      grad sync end, sequence parallel off, modes dp,zero1,zero2,zdp, max slices 1" -- $H evaluate $tmp/p12.json --job $T/job.json
+
 # output files: -o is honoured, an unwritable path is refused with the OS's reason before
 # any search (exit 8), and a written plan leaves no temporary file behind
 expect simulate_json_to_file 0 "" -- $H simulate "${tiny[@]}" --plan $T/plan.json --json -o $tmp/sim.json
 if [ -z "$($H simulate "${tiny[@]}" --plan $T/plan.json --json -o $tmp/sim2.json 2>/dev/null)" ] &&
    grep -q '"kind": "all-reduce"' $tmp/sim.json && tail -c 4 $tmp/sim.json | grep -q '}'; then ok simulate_json_o_writes_the_file_not_stdout
 else bad simulate_json_o_writes_the_file_not_stdout "stdout not empty or $tmp/sim.json incomplete"; fi
+# 1.854950 s: the tiny plan by hand under cost model 1.2 (tests/unit/test_bottleneck.c)
 expect evaluate_text_to_file 0 "" -- $H evaluate "${tiny[@]}" --plan $T/plan.json -o $tmp/ev.txt
-if grep -q "^iteration time  1.854068 s" $tmp/ev.txt; then ok evaluate_o_writes_the_text; else bad evaluate_o_writes_the_text "$(head -3 $tmp/ev.txt)"; fi
+if grep -q "^iteration time  1.854950 s" $tmp/ev.txt; then ok evaluate_o_writes_the_text; else bad evaluate_o_writes_the_text "$(head -3 $tmp/ev.txt)"; fi
 expect plan_o_unwritable 8 "cannot write '$tmp/no/such/dir/p.json'" -- $H plan "${tiny[@]}" -o $tmp/no/such/dir/p.json
 expect plan_o_names_the_reason 8 "No such file or directory" -- $H plan --model models/gpt2-amp.json --cluster models/amp-hetero.json --gbs 32 --solver sa --max-work 100000000 -o $tmp/no/such/dir/p.json
 expect plan_o_directory 8 "Is a directory" -- $H plan "${tiny[@]}" -o $tmp

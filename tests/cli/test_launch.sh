@@ -35,7 +35,7 @@ expected() {
                  if ($i == "pp") pp = v; if ($i == "tp") tp = v; if ($i == "dp") dp = v } }
     /^stage  layers/ { st = 1; next }
     st && NF == 0 { st = 0 }
-    st && $2 ~ /^[0-9]+-[0-9]+$/ { s = $1; r = $5; devs = $6; put() ; next }
+    st && $2 ~ /^[0-9]+-[0-9]+$/ { s = $1; r = $4; devs = $5; put() ; next }
     st && NF >= 2 { r = $1; devs = $2; put(); next }
     /^device  node/ { dt = 1; next }
     dt && NF >= 3 && $1 ~ /^[0-9]+$/ { node[$1] = $2; if (!($2 in lo) || $1 < lo[$2]) lo[$2] = $1 }
@@ -121,14 +121,20 @@ JSON
 for f in "${FORMATS[@]}"; do run_launch homogeneous $f $tmp/homo.plan.json; done
 
 # --- the headline: Llama-3-8B on AMP's mixed cluster (12 V100 + 4 T4). At gbs 8 the plan
-# is realisable by a node order; at gbs 64 it puts stages 0 and 5 on the T4 node, which
-# no node order realises.
+# is realisable by a node order; at gbs 64 it is made unrealisable below.
 "$H" import-hf examples/hf/Meta-Llama-3-8B/config.json -o $tmp/llama3.json >/dev/null 2>&1
 for g in 8 64; do
   "$H" plan --model $tmp/llama3.json --cluster models/amp-hetero.json --gbs $g -o $tmp/l3-$g.plan.json >/dev/null 2>&1 ||
     bad "plan_llama3_gbs$g" "plan failed"
 done
-if grep -qF "node 'g4-0' holds ranks 0 and 10" <("$H" export --format megatron $tmp/l3-64.plan.json 2>&1); then
+# Under cost model 1.2 the planner's gbs-64 plan is realisable (pp 8, tp 2, stages in
+# device order); the unrealisable case is made from it: stage 0 moved to the T4 node's
+# first pair (12, 13) and the stage there to GPUs 0, 1, so node p3-0 holds ranks 2-7 and
+# 12-13 under either Megatron order.
+if grep -qF '"devices":	[[12, 13]]' $tmp/l3-64.plan.json && grep -qF '"devices":	[[0, 1]]' $tmp/l3-64.plan.json; then
+  sed -i -e 's/\[\[0, 1\]\]/[[X]]/' -e 's/\[\[12, 13\]\]/[[0, 1]]/' -e 's/\[\[X\]\]/[[12, 13]]/' $tmp/l3-64.plan.json
+fi
+if grep -qF "node 'p3-0' holds ranks 2 and 12" <("$H" export --format megatron $tmp/l3-64.plan.json 2>&1); then
   ok llama3_gbs64_is_not_realisable_by_a_node_order
 else bad llama3_gbs64_is_not_realisable_by_a_node_order "the plan changed: pick another unrealisable case"; fi
 for f in "${FORMATS[@]}"; do run_launch llama3_mixed $f $tmp/l3-8.plan.json; done
@@ -256,6 +262,40 @@ for plan in "$planfile" $inject/interleaved.json; do
     elif [ $intact = 0 ]; then bad "injection_${f}_arguments_intact" "$(tr '\0' '|' < "$d/out/args.0")"
     else ok "injection_${f}_runs_nothing_and_names_arrive_intact ($form)"; fi
   done
+done
+
+# --- cost model 1.2 in the exports: the plan's modes and the job's fields (docs/export.md)
+TINY=(--model $T/model.json --cluster $T/cluster.json --gbs 8)
+x12=$tmp/x12; mkdir -p $x12
+for m in dp zero1 zero2 zdp; do
+  printf '{ "version": 1, "pp": 1, "tp": 1, "dp": 4, "mbs": 1, "stages": [ { "layers": [0, 3], "devices": [[0], [1], [2], [3]] } ], "sharding": ["%s", "%s", "%s", "%s"] }\n' $m $m $m $m > $x12/$m.json
+done
+out=$("$H" export --format megatron $x12/zero1.json "${TINY[@]}" 2>&1)
+if grep -qx -- '  --use-distributed-optimizer' <<<"$out" && ! grep -q -- '--overlap-' <<<"$out"; then ok export_zero1_plan_is_the_distributed_optimizer
+else bad export_zero1_plan_is_the_distributed_optimizer "$(grep -- '^  --' <<<"$out" | tr '\n' ' ')"; fi
+out=$("$H" export --format megatron $x12/dp.json "${TINY[@]}" 2>&1)
+if ! grep -qx -- '  --use-distributed-optimizer' <<<"$out"; then ok export_dp_plan_has_no_distributed_optimizer
+else bad export_dp_plan_has_no_distributed_optimizer "$out"; fi
+out=$("$H" export --format megatron $x12/zero1.json "${TINY[@]}" --sequence-parallel --grad-sync overlap 2>&1)
+if grep -qx -- '  --sequence-parallel' <<<"$out" && grep -qx -- '  --overlap-grad-reduce' <<<"$out" &&
+   grep -qx -- '  --overlap-param-gather' <<<"$out"; then ok export_job_sequence_parallel_and_overlap
+else bad export_job_sequence_parallel_and_overlap "$(grep -- '^  --' <<<"$out" | tr '\n' ' ')"; fi
+stage=0
+for m in dp zero1 zero2 zdp; do
+  out=$("$H" export --format deepspeed --json $x12/$m.json "${TINY[@]}" --grad-sync overlap 2>&1)
+  if grep -qF "\"zero_optimization\": { \"stage\": $stage, \"overlap_comm\": true }" <<<"$out"; then ok "export_deepspeed_${m}_is_stage_$stage"
+  else bad "export_deepspeed_${m}_is_stage_$stage" "$(grep zero_optimization <<<"$out")"; fi
+  stage=$((stage + 1))
+done
+# the tiny plan mixes dp and zdp per layer: no framework launches it; its nearest
+# launchable form (one mode for every layer, the best of the framework's) with its time
+sed 's/"zdp"/"dp"/' $T/plan.json > $x12/all-dp.json
+want=$("$H" evaluate $x12/all-dp.json "${TINY[@]}" 2>/dev/null | sed -n 's/^iteration time  \([0-9.]*\) s.*/\1/p')
+for f in megatron deepspeed; do
+  out=$("$H" export --format $f $T/plan.json "${TINY[@]}" 2>&1)
+  if grep -qF "sharding modes mixed per layer (dp on 0, 2-3; zdp on 1): no framework launches this" <<<"$out" &&
+     grep -qF "(evaluator: dp $want s" <<<"$out"; then ok "export_${f}_mixed_plan_names_its_nearest_launchable_form"
+  else bad "export_${f}_mixed_plan_names_its_nearest_launchable_form" "want dp $want s" "$(grep -F 'mixed' <<<"$out")"; fi
 done
 
 echo "launch: $passed passed, $failed failed"

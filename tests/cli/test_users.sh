@@ -218,7 +218,7 @@ EOF
 cat > $tmp/one.plan.json <<'EOF'
 { "pp": 1, "tp": 1, "dp": 2, "mbs": 1, "stages": [ { "layers": [0, 0], "devices": [[0], [1]] } ] }
 EOF
-expect bottleneck_gas1 0 "bottleneck      stage 0 of replica 0: 547.000 ms per micro-batch x gas 1 = 0.547000 s, 99.5 % of the iteration" \
+expect bottleneck_gas1 0 "bottleneck      stage 0 of replica 0: 547.000 ms of compute per micro-batch x gas 1 = 0.547000 s, 99.5 % of the iteration" \
   -- $H evaluate --model $tmp/one.json --cluster $tmp/two.json --gbs 2 --plan $tmp/one.plan.json
 
 [ $skipped -gt 0 ] && echo "users: $skipped skipped"

@@ -318,13 +318,22 @@ TEST(launch_megatron_arguments_and_what_it_cannot_express)
   CHECK_CONTAINS(a, "Megatron-LM expresses every part of this plan");
   CHECK_CONTAINS(b, "  --pipeline-model-parallel-layout 'Et|t*3L'\n");
   CHECK_CONTAINS(b, "  --recompute-granularity full\n");
-  CHECK_CONTAINS(b, "  --use-distributed-optimizer\n");
-  CHECK_CONTAINS(b, "ZeRO-3 on layers 0-1: Megatron-LM shards no layer's parameters");
-  /* stage 1 alone recomputes: Megatron's flags recompute stage 0 too, and say so */
-  CHECK_CONTAINS(b, "recompute on stage 1 only");
-  /* the variant's time is the evaluator's: recompute everywhere, no ZeRO-3 */
+  /* ZeRO-3 on two layers, dp on the others: no framework launches a mix; the nearest
+   * launchable form, one mode for all layers, is the better of Megatron's dp and zero1
+   * (equal here: dp, the first), its time the evaluator's */
+  CHECK_CONTAINS(b, "sharding modes mixed per layer (dp on 2-6; zdp on 0-1): no framework "
+                 "launches this");
   CHECK(hp_plan_copy(&var, uneven, &d) == HP_OK);
   hp_plan_set_modes(var, HP_SHARD_DP);
+  CHECK(hp_evaluate(p, var, &ev, &d) == HP_OK);
+  snprintf(want, sizeof want, "Its nearest launchable form, one mode for every layer, is dp "
+           "(evaluator: dp %.6f s, zero1 ", ev.iteration_time);
+  CHECK_CONTAINS(b, want);
+  hp_eval_release(&ev);
+  CHECK(!strstr(b, "  --use-distributed-optimizer\n"));
+  /* stage 1 alone recomputes: Megatron's flags recompute stage 0 too, and say so */
+  CHECK_CONTAINS(b, "recompute on stage 1 only");
+  /* the variant's time is the evaluator's: recompute everywhere, one mode */
   memset(var->recompute, 1, (size_t)var->pp);
   CHECK(hp_evaluate(p, var, &ev, &d) == HP_OK);
   snprintf(want, sizeof want, "As Megatron-LM runs it (evaluator): iteration %.6f s", ev.iteration_time);
@@ -570,4 +579,104 @@ TEST(launch_megatron_arguments_are_megatrons)
   CHECK(checked > 100);
   CHECK_INT(warnings, 2 * 4);   /* Gemma's four, for each of its two plans */
   free(list);
+}
+
+/* Cost model 1.2's job and modes in the exports: a zero1 plan is Megatron's distributed
+ * optimizer; the job's sequence parallelism and overlapped reduction are its flags; under
+ * overlap the distributed optimizer also overlaps its all-gather. */
+TEST(launch_megatron_follows_the_plans_modes_and_the_job)
+{
+  static const char llama[] =
+    "{ \"transformer\": { \"family\": \"llama\", \"layers\": 4, \"hidden\": 256, \"heads\": 8,"
+    "  \"kv_heads\": 2, \"ffn\": 688, \"seq\": 128, \"vocab\": 1000 } }";
+  static const char *const zero1 =
+    "{ \"pp\": 1, \"tp\": 2, \"dp\": 2, \"mbs\": 1, \"stages\": ["
+    "  { \"layers\": [0, 6], \"devices\": [[0, 1], [2, 3]] } ],"
+    "  \"sharding\": [\"zero1\", \"zero1\", \"zero1\", \"zero1\", \"zero1\", \"zero1\", \"zero1\"] }";
+  for (int k = 0; k < 2; k++) {
+    hp_problem *p = fx_problem(llama, fx_tiny_cluster, NULL, 8, HP_1F1B);
+    hp_plan *pl;
+    char *a;
+    if (k) {
+      p->job.sequence_parallel = 1;
+      p->job.grad_sync = HP_SYNC_OVERLAP;
+    }
+    pl = fx_plan(p, zero1);
+    a = launch(p, pl, HP_LAUNCH_MEGATRON);
+    CHECK_CONTAINS(a, "  --use-distributed-optimizer\n");
+    CHECK_CONTAINS(a, "Megatron-LM expresses every part of this plan");
+    if (k) {
+      CHECK_CONTAINS(a, "  --sequence-parallel\n");
+      CHECK_CONTAINS(a, "  --overlap-grad-reduce\n");
+      CHECK_CONTAINS(a, "  --overlap-param-gather\n");
+    } else {
+      CHECK(!strstr(a, "--sequence-parallel"));
+      CHECK(!strstr(a, "--overlap-"));
+    }
+    free(a);
+    /* dp everywhere: no distributed optimizer, the reduction overlapped still */
+    hp_plan_set_modes(pl, HP_SHARD_DP);
+    a = launch(p, pl, HP_LAUNCH_MEGATRON);
+    CHECK(!strstr(a, "  --use-distributed-optimizer\n"));
+    CHECK(!strstr(a, "--overlap-param-gather"));
+    if (k) CHECK_CONTAINS(a, "  --overlap-grad-reduce\n");
+    free(a);
+    hp_plan_destroy(&pl);
+    hp_problem_destroy(&p);
+  }
+}
+
+/* DeepSpeed's ZeRO stage is the plan's one mode: dp 0, zero1 1, zero2 2, zdp 3 (pp 1);
+ * overlap_comm under grad_sync overlap. Under a pipeline ZeRO-2/3 are refused: the
+ * nearest of stages 0 and 1 is exported, with the figures; zdp slices have no
+ * equivalent in either framework, said. */
+TEST(launch_deepspeed_stage_is_the_plans_mode)
+{
+  static const char *const modes[] = { "dp", "zero1", "zero2", "zdp" };
+  hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_diag d = {0};
+  p->job.grad_sync = HP_SYNC_OVERLAP;
+  p->job.max_slices = 2;
+  for (int m = 0; m < 4; m++) {
+    char text[400], want[64], *ds = NULL;
+    hp_launch_opts o = {0};
+    hp_plan *pl;
+    snprintf(text, sizeof text, "{ \"pp\": 1, \"tp\": 1, \"dp\": 4, \"mbs\": 1, \"stages\": ["
+             "  { \"layers\": [0, 3], \"devices\": [[0], [1], [2], [3]] } ],"
+             "  \"sharding\": [\"%s\", \"%s\", \"%s\", \"%s\"] }", modes[m], modes[m], modes[m], modes[m]);
+    pl = fx_plan(p, text);
+    o.config_only = 1;
+    CHECK(hp_launch_write(p, pl, HP_LAUNCH_DEEPSPEED, &o, &ds, &d) == HP_OK);
+    snprintf(want, sizeof want, "\"zero_optimization\": { \"stage\": %d, \"overlap_comm\": true }", m);
+    CHECK_CONTAINS(ds, want);
+    free(ds);
+    if (m == 3) {                                   /* slices: no framework has them */
+      char *sh, *meg;
+      pl->slices[1] = 1;
+      sh = launch(p, pl, HP_LAUNCH_DEEPSPEED);
+      meg = launch(p, pl, HP_LAUNCH_MEGATRON);
+      CHECK_CONTAINS(sh, "ZeRO-3 gathered in slices (OSDP's operator splitting) on layer 1: "
+                     "DeepSpeed has no equivalent");
+      CHECK_CONTAINS(sh, "\"stage\": 3");
+      CHECK_CONTAINS(meg, "zdp on every layer: Megatron-LM has no such mode");
+      free(sh);
+      free(meg);
+    }
+    hp_plan_destroy(&pl);
+  }
+  {
+    /* pp 2, zero2 everywhere: the pipeline engine takes stages 0-1 only */
+    hp_plan *pl = fx_plan(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 1, \"stages\": ["
+                             "  { \"layers\": [0, 1], \"devices\": [[0], [2]] },"
+                             "  { \"layers\": [2, 3], \"devices\": [[1], [3]] } ],"
+                             "  \"sharding\": [\"zero2\", \"zero2\", \"zero2\", \"zero2\"] }");
+    char *sh = launch(p, pl, HP_LAUNCH_DEEPSPEED);
+    CHECK_CONTAINS(sh, "zero2 on every layer: DeepSpeed has no such mode (it launches dp and zero1 "
+                   "under a pipeline");
+    CHECK(strstr(sh, "\"stage\": 0") || strstr(sh, "\"stage\": 1"));
+    CHECK_CONTAINS(sh, "As DeepSpeed runs it (evaluator): iteration");
+    free(sh);
+    hp_plan_destroy(&pl);
+  }
+  hp_problem_destroy(&p);
 }

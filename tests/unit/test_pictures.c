@@ -142,7 +142,10 @@ TEST(pictures_and_report_stay_small_and_page_wide_at_768_gpus_and_pp_64)
   CHECK_CONTAINS(place, ">48 x 8 A100<");
   CHECK_CONTAINS(place, ">48 x 8 V100<");
   CHECK_INT(count(place, "each way<"), 63);
-  CHECK_CONTAINS(place, "100 Gbit/s between nodes; 16 MiB each way");   /* 6.7e7 / 4 */
+  /* 6.7e7 / 4 bytes a lane; each boundary's 12 lanes (stage s on devices 12 s .. 12 s + 11,
+   * stage s + 1 on the next 12) cross nodes, 8 of them at every node they touch: under cost
+   * model 1.2 they share its 100 Gbit/s link, H_s(n) = 8, so a lane sees 12.5 Gbit/s */
+  CHECK_CONTAINS(place, "12.5 Gbit/s between nodes (100 / 8 lanes); 16 MiB each way");
   in.html = 1;
   CHECK(hp_report_write(p, pl, &in, &html, &d) == HP_OK);
   CHECK(strlen(html) < 500000);
@@ -151,6 +154,34 @@ TEST(pictures_and_report_stay_small_and_page_wide_at_768_gpus_and_pp_64)
   free(gantt);
   free(place);
   hp_sim_release(&s);
+  hp_plan_destroy(&pl);
+  hp_problem_destroy(&p);
+}
+
+/* Idle devices are drawn grey and counted in the title; a stage's modes are named. The
+ * tiny cluster under a job with idle devices: pp 1, dp 2 on devices 0 and 2, zero1. */
+TEST(placement_shows_idle_devices_and_modes)
+{
+  hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_plan *pl;
+  hp_diag d = {0};
+  char *svg = NULL, *md = NULL;
+  hp_report_in in = {0};
+  p->job.idle_devices = 1;
+  pl = fx_plan(p, "{ \"pp\": 1, \"tp\": 1, \"dp\": 2, \"mbs\": 1, \"stages\": ["
+                  "  { \"layers\": [0, 3], \"devices\": [[0], [2]] } ],"
+                  "  \"sharding\": [\"zero1\", \"zero1\", \"zero1\", \"zero1\"] }");
+  CHECK(hp_plan_svg(p, pl, &svg, &d) == HP_OK);
+  CHECK_CONTAINS(svg, "on 4 GPUs in 2 nodes, 2 idle<");
+  CHECK_CONTAINS(svg, "fill=\"#d9d9d9\"");
+  CHECK_CONTAINS(svg, ">s0, idle<");                 /* under each node of the two */
+  CHECK_CONTAINS(svg, "stage 0: layers 0-3, zero1<");
+  CHECK(hp_report_write(p, pl, &in, &md, &d) == HP_OK);
+  CHECK_CONTAINS(md, "| zero1 |");
+  CHECK_CONTAINS(md, "Idle devices (the plan leaves them unused; they hold nothing and take no "
+                 "step): 2 of 4, 1, 3.");
+  free(md);
+  free(svg);
   hp_plan_destroy(&pl);
   hp_problem_destroy(&p);
 }
