@@ -13,7 +13,8 @@
  * that does not fit is penalised, never returned).
  * A worse state is accepted with probability exp(-delta / (T * current)): the size of
  * the worsening counts (unlike Pipette's acceptance). T falls geometrically from 0.05 to
- * 1e-4 over the run. Starts from the `dp` solver's plan. Seeded and deterministic;
+ * 1e-4 over the run. Starts from the `dp` solver's plan (its modes made valid for the
+ * job), or from a random configuration where dp finds none. Seeded and deterministic;
  * --max-work sets the moves (default 3000), --time-limit the wall clock. */
 #include <limits.h>
 #include <math.h>
@@ -237,7 +238,12 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   if (start && hp_plan_validate(prob, start, NULL) == HP_OK) {
     hp_plan_copy(&seed_res.plan, start, d);
   } else if ((err = hp_solver_dp.solve(prob, NULL, &seed_lim, &seed_res, d))) {
-    goto done;
+    /* a start is only a start: without one (dp failed on this instance), a random
+     * configuration; running out of memory stays an error */
+    if (err == HP_NOMEM) goto done;
+    hp_result_release(&seed_res);
+    hp_result_init(&seed_res);
+    err = HP_OK;
   }
   if (seed_res.plan) legalize(prob, seed_res.plan);
   if (seed_res.plan && hp_plan_validate(prob, seed_res.plan, NULL) == HP_OK) {
