@@ -66,6 +66,21 @@ int hp__configs(const hp_problem *prob, hp_config **out);
  * above what it holds on the bundled set-ups, it only binds on deep pipelines. */
 #define HP_DP_HEURISTIC_FRONTIER 512
 
+/* --- The sharding of the baselines (solver_common.c). */
+
+/* The mode a baseline that models replication only writes on every layer: dp when the
+ * job's sharding list has it, else the list's one mode when it has a single one (the
+ * baseline runs as published and the evaluator charges that mode); -1 otherwise. */
+int hp__replicated_mode(const hp_problem *p);
+/* The modes of a mask, ", "-separated ("dp, zero1"), into buf (n bytes); returns buf. */
+char *hp__modes_text(unsigned modes, char *buf, size_t n);
+/* A baseline's space note: "<rule>; every layer <mode>, no slices, every device used". */
+void hp__baseline_space(hp_result *out, const char *rule, int mode);
+/* A result without a plan because the job's sharding list has nothing the baseline writes
+ * (`writes`, e.g. "dp on every layer"): status no-plan, the reason in the space note. */
+void hp__baseline_no_mode(const hp_problem *p, const char *who, const char *writes,
+                          hp_result *out);
+
 /* --- Helpers for the heuristics and baselines (search_util.c). */
 
 /* splitmix64: small, seeded, reproducible on every platform. */

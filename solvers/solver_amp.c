@@ -34,8 +34,15 @@ static hp_err amp_solve(const hp_problem *prob, const hp_plan *start, const hp_l
   int n = hp__configs(prob, &cfg);
   double *t = hp__calloc((size_t)prob->model->n_layers, sizeof *t), best = INFINITY;
   double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  int mode = hp__replicated_mode(prob);   /* AMP models replication only (solver_common.c) */
   hp_err err = HP_OK;
   (void)start;
+  if (mode < 0) {
+    free(cfg);
+    free(t);
+    hp__baseline_no_mode(prob, "amp", "dp on every layer", out);
+    return HP_OK;
+  }
   if (n < 0 || !t) { free(cfg); free(t); return hp_fail(d, HP_NOMEM, "out of memory"); }
   for (int i = 0; i < n && !err && !hp__should_stop(lim, deadline, out); i++) {
     hp_plan *pl = NULL;
@@ -53,6 +60,7 @@ static hp_err amp_solve(const hp_problem *prob, const hp_plan *start, const hp_l
     o.cutoff = best;
     o.stop = lim->stop;
     err = hp__dp_split(prob, pl, &o, &found, &obj, &out->work, d);
+    hp_plan_set_modes(pl, mode);
     if (!err && found && obj < best) {   /* AMP ranks by its own prediction */
       best = obj;
       hp_plan_destroy(&out->plan);
@@ -64,9 +72,8 @@ static hp_err amp_solve(const hp_problem *prob, const hp_plan *start, const hp_l
   }
   free(cfg);
   free(t);
-  out->space = HP_SPACE_RESTRICTED;
-  snprintf(out->space_note, sizeof out->space_note, "AMP: Megatron placement, one averaged device speed, "
-           "no memory model");
+  hp__baseline_space(out, "AMP: Megatron placement, one averaged device speed, no memory model",
+                     mode);
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;
 }

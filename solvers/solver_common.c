@@ -1,6 +1,7 @@
 /* solver_common.c -- what every solver shares: the clock, the degree triples of the
- * search space, and hp_solver_run, which times a solver and re-scores its plan with the
- * evaluator (a solver's own figure is never kept). */
+ * search space, the sharding rule of the baselines that model replication only, and
+ * hp_solver_run, which times a solver and re-scores its plan with the evaluator (a
+ * solver's own figure is never kept). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,44 @@ int hp__degrees(const hp_problem *p, int *out, int cap)
     }
   }
   return n;
+}
+
+int hp__replicated_mode(const hp_problem *p)
+{
+  unsigned modes = hp_job_modes(&p->job);
+  if (modes >> HP_SHARD_DP & 1u) return HP_SHARD_DP;
+  if (modes & (modes - 1)) return -1;          /* several modes, none of them dp */
+  for (int m = 0; m < HP_N_SHARD; m++)
+    if (modes >> m & 1u) return m;
+  return -1;
+}
+
+char *hp__modes_text(unsigned modes, char *buf, size_t n)
+{
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int m = 0; m < HP_N_SHARD; m++)
+    if (modes >> m & 1u && len < n)
+      len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", hp_shard_name(m));
+  return buf;
+}
+
+void hp__baseline_space(hp_result *out, const char *rule, int mode)
+{
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "%s; every layer %s, no slices, every device "
+           "used", rule, hp_shard_name(mode));
+}
+
+void hp__baseline_no_mode(const hp_problem *p, const char *who, const char *writes,
+                          hp_result *out)
+{
+  char list[64];
+  out->status = HP_SOL_NONE;
+  out->space = HP_SPACE_RESTRICTED;
+  snprintf(out->space_note, sizeof out->space_note, "%s writes %s and the job's sharding list "
+           "(%s) allows none of it", who, writes,
+           hp__modes_text(hp_job_modes(&p->job), list, sizeof list));
 }
 
 hp_err hp_solver_run(const hp_solver *s, const hp_problem *prob, const hp_plan *start,

@@ -6,7 +6,10 @@
  * segments by the D'Hondt method (largest quotient cost / (allotted + 1)). hetplan's
  * plans give every stage the same number of TP groups (dp), so D'Hondt here decides
  * which groups, fastest first, serve which segment: the costliest segments get the
- * fastest groups. Over every configuration, recomputation only if nothing fits. */
+ * fastest groups. Over every configuration, recomputation only if nothing fits.
+ * SageMaker's partitioner models replication only: every layer dp (or the job's one mode
+ * when its sharding list lacks dp; no plan when the list has several modes and no dp), no
+ * slices, every device used. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +31,13 @@ static hp_err dhondt_solve(const hp_problem *prob, const hp_plan *start, const h
   int *order = hp__calloc((size_t)D, sizeof *order), *got = hp__calloc((size_t)D, sizeof *got);
   double mem_all = 0, fl_all = hp_model_total_flops(m);
   double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  int mode = hp__replicated_mode(prob);
   hp_err err = HP_OK;
   (void)start;
+  if (mode < 0) {
+    hp__baseline_no_mode(prob, "dhondt", "dp on every layer", out);
+    goto done;
+  }
   if (n < 0 || !w || !q || !groups || !byspeed || !order || !got) {
     err = hp_fail(d, HP_NOMEM, "out of memory");
     goto done;
@@ -69,6 +77,7 @@ static hp_err dhondt_solve(const hp_problem *prob, const hp_plan *start, const h
         order[best * pl->dp + got[best]++] = byspeed[g];
       }
       hp__place_groups(pl, groups, order);
+      hp_plan_set_modes(pl, mode);
       for (int s = 0; s < pl->pp; s++) pl->recompute[s] = (unsigned char)rec;
       err = hp__score_offer(prob, lim, pl, out, d);
       out->work++;
@@ -82,9 +91,9 @@ done:
   free(byspeed);
   free(order);
   free(got);
-  out->space = HP_SPACE_RESTRICTED;
-  snprintf(out->space_note, sizeof out->space_note, "SageMaker: min-max segments of 0.5 memory + 0.5 "
-           "compute, D'Hondt allotment of TP groups, no ZeRO-3");
+  if (mode >= 0)
+    hp__baseline_space(out, "SageMaker: min-max segments of 0.5 memory + 0.5 compute, D'Hondt "
+                       "allotment of TP groups", mode);
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;
 }

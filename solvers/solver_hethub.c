@@ -5,7 +5,9 @@
  * its devices' speed (peak x efficiency x tp); the stage order is adjusted by trying
  * every order of the kinds (up to 4 kinds; more are ordered fastest first) and keeping
  * the one the evaluator, which charges stage times and hand-offs, scores best. Over
- * every configuration, with recomputation only if nothing fits without it. */
+ * every configuration, with recomputation only if nothing fits without it. HetHub models
+ * replication only: every layer dp (or the job's one mode when its sharding list lacks
+ * dp; no plan when the list has several modes and no dp), no slices, every device used. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +44,13 @@ static hp_err hethub_solve(const hp_problem *prob, const hp_plan *start, const h
   int *order = hp__calloc((size_t)D, sizeof *order), *kinds = hp__calloc((size_t)c->n_types, sizeof *kinds);
   double *speed = hp__calloc((size_t)D, sizeof *speed);
   double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  int mode = hp__replicated_mode(prob);
   hp_err err = HP_OK;
   (void)start;
+  if (mode < 0) {
+    hp__baseline_no_mode(prob, "hethub", "dp on every layer", out);
+    goto done;
+  }
   if (n < 0 || !groups || !order || !kinds || !speed) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   for (int rec = 0; rec <= 1 && !out->plan && !err; rec++)
     for (int i = 0; i < n && !err && !hp__should_stop(lim, deadline, out); i++) {
@@ -76,6 +83,7 @@ static hp_err hethub_solve(const hp_problem *prob, const hp_plan *start, const h
           speed[s] = slow * pl->tp;
         }
         split_by_speed(pl, prob->model, speed);
+        hp_plan_set_modes(pl, mode);
         for (int s = 0; s < pl->pp; s++) pl->recompute[s] = (unsigned char)rec;
         err = hp__score_offer(prob, lim, pl, out, d);
         out->work++;
@@ -88,9 +96,9 @@ done:
   free(order);
   free(kinds);
   free(speed);
-  out->space = HP_SPACE_RESTRICTED;
-  snprintf(out->space_note, sizeof out->space_note, "HetHub: stages on one kind each, layers by speed, "
-           "kind order by evaluation, no ZeRO-3");
+  if (mode >= 0)
+    hp__baseline_space(out, "HetHub: stages on one kind each, layers by speed, kind order by "
+                       "evaluation", mode);
   if (!err && !out->plan) out->status = HP_SOL_NONE;
   return err;
 }

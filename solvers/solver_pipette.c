@@ -5,7 +5,9 @@
  * segment. Pipette's acceptance takes a worse mapping with a probability that does not
  * depend on how much worse (here the temperature itself, cooled by 0.999 a move from
  * 1); the evaluator scores each mapping. --max-work sets the moves per configuration
- * (default 2000). Needs every node to have the same GPU count. */
+ * (default 2000). Needs every node to have the same GPU count. Pipette models
+ * replication only: every layer dp (or the job's one mode when its sharding list lacks
+ * dp; no plan when the list has several modes and no dp), no slices, every device used. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,12 +41,15 @@ static hp_err pipette_solve(const hp_problem *prob, const hp_plan *start, const 
   long moves = lim->max_work > 0 ? lim->max_work : PIPETTE_DEFAULT_MOVES;
   int *groups = NULL, *cur = NULL, *cand = NULL, *best = NULL, *mbs = NULL;
   double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
+  int mode = hp__replicated_mode(prob);
   hp_rng rng;
   hp_err err = HP_OK;
   (void)start;
-  out->space = HP_SPACE_RESTRICTED;
-  snprintf(out->space_note, sizeof out->space_note, "Pipette: one stage per server, uniform split, "
-           "annealed placement");
+  if (mode < 0) {
+    hp__baseline_no_mode(prob, "pipette", "dp on every layer", out);
+    return HP_OK;
+  }
+  hp__baseline_space(out, "Pipette: one stage per server, uniform split, annealed placement", mode);
   for (int k = 1; k < N; k++)
     if (c->nodes[k].gpus != G)
       return hp_fail(d, HP_LIMIT, "pipette: one stage per server needs nodes of equal GPU "
@@ -71,6 +76,7 @@ static hp_err pipette_solve(const hp_problem *prob, const hp_plan *start, const 
       double t_cur, t_c, temp = 1.0;
       if ((err = hp__plan_for(prob, &cfg, &pl, d))) break;
       hp_plan_split_even(pl);
+      hp_plan_set_modes(pl, mode);
       ng = hp__tp_groups(prob, tp, groups);
       for (int i = 0; i < ng; i++) cur[i] = i;
       err = score(prob, pl, groups, cur, &t_cur, &fits, d);

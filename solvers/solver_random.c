@@ -1,5 +1,8 @@
 /* solver_random.c -- `random`: the best of N uniformly random valid plans (N = --max-work,
- * default 1000; seeded). A floor every search must beat. */
+ * default 1000; seeded). A floor every search must beat. Modes are drawn from the job's
+ * sharding list (one for all layers under uniform_sharding), slices of zdp layers among
+ * 1, 2, .., max_slices; every device is used (no idle devices, even where the job allows
+ * them). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +10,22 @@
 #include "search.h"
 
 #define RANDOM_DEFAULT_N 1000
+
+/* Modes from the job's list, uniformly (one draw for all layers under uniform_sharding),
+ * and each zdp layer's slice count uniformly among 1, 2, .., max_slices. */
+static void random_sharding(const hp_problem *p, hp_plan *pl, hp_rng *rng)
+{
+  unsigned modes = hp_job_modes(&p->job);
+  int list[HP_N_SHARD], n = 0, lg = 0, pick = 0;
+  for (int m = 0; m < HP_N_SHARD; m++)
+    if (modes >> m & 1u) list[n++] = m;
+  while ((2 << lg) <= hp_job_max_slices(&p->job) && lg < 30) lg++;
+  for (int l = 0; l < pl->n_layers; l++) {
+    if (l == 0 || !p->job.uniform_sharding) pick = list[hp__rng_int(rng, n)];
+    pl->mode[l] = (unsigned char)pick;
+    pl->slices[l] = pick == HP_SHARD_ZDP ? (unsigned char)hp__rng_int(rng, lg + 1) : 0;
+  }
+}
 
 hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_plan **out,
                        hp_diag *d)
@@ -37,7 +56,7 @@ hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_
       (*out)->first[b - 1] = t;
     }
   for (int s = 0; s < c->pp; s++) (*out)->recompute[s] = (unsigned char)hp__rng_int(rng, 2);
-  for (int l = 0; l < L; l++) (*out)->mode[l] = c->dp > 1 && hp__rng_int(rng, 2) ? HP_SHARD_ZDP : HP_SHARD_DP;
+  random_sharding(p, *out, rng);
 done:
   free(groups);
   free(order);
@@ -66,8 +85,8 @@ static hp_err random_solve(const hp_problem *prob, const hp_plan *start, const h
   }
   free(cfg);
   out->space = HP_SPACE_RESTRICTED;
-  snprintf(out->space_note, sizeof out->space_note, "best of %ld random plans (seed %lu)", out->work,
-           lim->seed);
+  snprintf(out->space_note, sizeof out->space_note, "best of %ld random plans (seed %lu)%s", out->work,
+           lim->seed, prob->job.idle_devices ? "; every device used" : "");
   if (!err && !out->plan) out->status = n == 0 ? HP_SOL_INFEASIBLE : HP_SOL_NONE;
   return err;
 }

@@ -1,13 +1,20 @@
 /* solver_sa.c -- `sa`: simulated annealing over the whole plan. A state is a
- * configuration (pp, tp, dp, mbs), an order of the TP groups over the slots, the stage
- * boundaries, and the recompute and sharding flags. Moves: Pipette's placement moves
- * (swap, migrate, reverse) and AMP's configuration moves (another (pp, tp, dp), another
- * micro-batch size), each followed by the layer DP (boundaries, per-stage flags); and,
- * with the boundaries kept, toggling one layer's sharding or one stage's recompute. The
- * evaluator scores every state (a state that does not fit is penalised, never returned).
+ * configuration (pp, tp, dp, mbs; with pp * tp * dp < D too when the job allows idle
+ * devices), an order of the TP groups (the first pp * dp serve the slots, the rest are
+ * idle), the stage boundaries, the recompute flags, the sharding modes and slices. Moves:
+ * Pipette's placement moves (swap, migrate, reverse) and AMP's configuration moves
+ * (another (pp, tp, dp), another micro-batch size), each followed by the layer DP
+ * (boundaries, per-stage flags), and under idle_devices the swap of a used TP group with
+ * an idle one; with the boundaries kept: another mode for one layer among the job's
+ * (for every layer under uniform_sharding), another slice count for a zdp layer, one
+ * stage's recompute toggled. Modes the layer DP writes that the job does not allow are
+ * replaced by the nearest allowed one (the more sharded on a tie); under uniform_sharding
+ * every layer takes the most sharded of them. The evaluator scores every state (a state
+ * that does not fit is penalised, never returned).
  * A worse state is accepted with probability exp(-delta / (T * current)): the size of
  * the worsening counts (unlike Pipette's acceptance). T falls geometrically from 0.05 to
- * 1e-4 over the run. Starts from the `dp` solver's plan. Seeded and deterministic;
+ * 1e-4 over the run. Starts from the `dp` solver's plan (its modes made valid for the
+ * job), or from a random configuration where dp finds none. Seeded and deterministic;
  * --max-work sets the moves (default 3000), --time-limit the wall clock. */
 #include <limits.h>
 #include <math.h>
@@ -34,6 +41,75 @@ typedef struct sa_state {
   double cost;     /* evaluator time, penalised when it does not fit */
   int fits;
 } sa_state;
+
+/* The modes and slices of a plan made valid for the job (see the opening comment). */
+static void legalize(const hp_problem *p, hp_plan *pl)
+{
+  unsigned modes = hp_job_modes(&p->job);
+  int lg = 0, top = 0;
+  while ((2 << lg) <= hp_job_max_slices(&p->job) && lg < 30) lg++;
+  for (int l = 0; l < pl->n_layers; l++) {
+    int m = pl->mode[l] < HP_N_SHARD ? pl->mode[l] : HP_SHARD_ZDP;
+    for (int k = 1; k < HP_N_SHARD && !(modes >> m & 1u); k++) {
+      if (m + k < HP_N_SHARD && modes >> (m + k) & 1u) m += k;
+      else if (m - k >= 0 && modes >> (m - k) & 1u) m -= k;
+    }
+    pl->mode[l] = (unsigned char)m;
+    if (m > top) top = m;
+  }
+  for (int l = 0; l < pl->n_layers; l++) {
+    if (p->job.uniform_sharding) pl->mode[l] = (unsigned char)top;
+    if (pl->mode[l] != HP_SHARD_ZDP) pl->slices[l] = 0;
+    else if (pl->slices[l] > lg) pl->slices[l] = (unsigned char)lg;
+  }
+}
+
+/* The TP groups of degree tp on the nodes whose GPU count tp divides (the others may not
+ * be used, cost-model.md 5): tp consecutive GPUs, in device order; their count. */
+static int sa_groups(const hp_problem *p, int tp, int *first)
+{
+  const hp_cluster *c = p->cluster;
+  int n = 0;
+  for (int k = 0; k < c->n_nodes; k++)
+    for (int g = 0; c->nodes[k].gpus % tp == 0 && g + tp <= c->nodes[k].gpus; g += tp)
+      first[n++] = c->nodes[k].first + g;
+  return n;
+}
+
+/* The configurations: hp__configs's, and under idle_devices those with fewer devices
+ * whose TP groups exist (pp <= L, dp dividing gbs). *out is malloc'd; -1 out of memory. */
+static int sa_configs(const hp_problem *p, hp_config **out)
+{
+  int n = hp__configs(p, out), D = p->cluster->n_devices, L = p->model->n_layers, extra = 0;
+  int *groups = NULL, mbs[64];
+  hp_config *all;
+  if (n < 0 || !p->job.idle_devices) return n;
+  if (!(groups = hp__calloc((size_t)D, sizeof *groups))) return -1;
+  for (int pass = 0; pass < 2; pass++) {
+    int at = n;
+    for (int tp = 1; tp <= D; tp++) {
+      int ng = sa_groups(p, tp, groups);
+      for (int pp = 1; pp <= L && pp <= ng; pp++)
+        for (int dp = 1; pp * dp <= ng && pp * dp * tp < D; dp++) {
+          int nm;
+          if (p->job.gbs % dp) continue;
+          nm = hp_mbs_divisors(p->job.gbs / dp, mbs, 64);
+          for (int k = 0; k < nm && k < 64; k++, at++)
+            if (pass == 1) (*out)[at] = (hp_config){ pp, tp, dp, mbs[k] };
+        }
+    }
+    if (pass == 0) {
+      extra = at - n;
+      if (!(all = realloc(*out, (size_t)(n + extra > 0 ? n + extra : 1) * sizeof *all))) {
+        free(groups);
+        return -1;
+      }
+      *out = all;
+    }
+  }
+  free(groups);
+  return n + extra;
+}
 
 static hp_err score(const hp_problem *p, sa_state *st, hp_diag *d)
 {
@@ -71,6 +147,7 @@ static hp_err rebuild(const hp_problem *p, const hp_config *cfg, sa_state *st, d
     hp_plan_split_even(st->pl);
     for (int s = 0; s < st->pl->pp; s++) st->pl->recompute[s] = 1;
   }
+  legalize(p, st->pl);
   return score(p, st, d);
 }
 
@@ -90,6 +167,32 @@ static void report(const hp_limits *lim, const char *phase, long k, long moves, 
   lim->progress(lim->progress_ctx, &p);
 }
 
+/* Another mode for one layer among the job's (for every layer under uniform_sharding),
+ * or, with `slices` and a zdp layer to change, another slice count for one zdp layer. */
+static void modes_move(const hp_problem *p, hp_plan *pl, int slices, hp_rng *rng)
+{
+  unsigned modes = hp_job_modes(&p->job);
+  int L = pl->n_layers, list[HP_N_SHARD], n = 0, lg = 0, zl[64], nz = 0;
+  while ((2 << lg) <= hp_job_max_slices(&p->job) && lg < 30) lg++;
+  for (int l = 0; l < L && nz < 64; l++)
+    if (pl->mode[l] == HP_SHARD_ZDP) zl[nz++] = l;
+  if (slices && lg > 0 && nz > 0) {
+    int l = zl[hp__rng_int(rng, nz)];
+    pl->slices[l] = (unsigned char)((pl->slices[l] + 1 + hp__rng_int(rng, lg)) % (lg + 1));
+    return;
+  }
+  int l = hp__rng_int(rng, L), m;
+  for (int k = 0; k < HP_N_SHARD; k++)       /* the job's modes other than the layer's */
+    if (modes >> k & 1u && k != pl->mode[l]) list[n++] = k;
+  if (n == 0) return;
+  m = list[hp__rng_int(rng, n)];
+  for (int k = 0; k < L; k++)
+    if (k == l || p->job.uniform_sharding) {
+      pl->mode[k] = (unsigned char)m;
+      pl->slices[k] = 0;
+    }
+}
+
 static int config_index(const hp_config *cfg, int n, const hp_plan *pl)
 {
   for (int i = 0; i < n; i++)
@@ -103,7 +206,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
 {
   int D = prob->cluster->n_devices;
   hp_config *cfg = NULL;
-  int n = hp__configs(prob, &cfg);
+  int n = sa_configs(prob, &cfg);
   long moves = lim->max_work > 0 ? lim->max_work : SA_DEFAULT_MOVES;
   /* a default limit: each move runs a layer DP, which on deep pipelines of many layers
    * takes seconds */
@@ -122,8 +225,8 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   cand.groups = hp__calloc((size_t)D, sizeof *cand.groups);
   if (n < 0 || !cur.groups || !cand.groups || !cur.order || !cand.order) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   out->space = HP_SPACE_RESTRICTED;
-  snprintf(out->space_note, sizeof out->space_note, "simulated annealing over configuration, placement, "
-           "sharding and recompute");
+  snprintf(out->space_note, sizeof out->space_note, "simulated annealing over configuration, placement%s, "
+           "sharding modes, slices and recompute", prob->job.idle_devices ? ", idle devices" : "");
   if (n == 0) { out->status = HP_SOL_INFEASIBLE; goto done; }
   hp__rng_seed(&rng, lim->seed);
 
@@ -135,21 +238,38 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
   if (start && hp_plan_validate(prob, start, NULL) == HP_OK) {
     hp_plan_copy(&seed_res.plan, start, d);
   } else if ((err = hp_solver_dp.solve(prob, NULL, &seed_lim, &seed_res, d))) {
-    goto done;
+    /* a start is only a start: without one (dp failed on this instance), a random
+     * configuration; running out of memory stays an error */
+    if (err == HP_NOMEM) goto done;
+    hp_result_release(&seed_res);
+    hp_result_init(&seed_res);
+    err = HP_OK;
   }
-  if (seed_res.plan) {
+  if (seed_res.plan) legalize(prob, seed_res.plan);
+  if (seed_res.plan && hp_plan_validate(prob, seed_res.plan, NULL) == HP_OK) {
+    int used = 0, placed = 1;
     cur.pl = seed_res.plan;
     seed_res.plan = NULL;
     cur.ci = config_index(cfg, n, cur.pl);
-    /* recover the group order from the placement */
-    cur.ng = hp__tp_groups(prob, cur.pl->tp, cur.groups);
-    for (int i = 0; i < cur.pl->pp * cur.pl->dp; i++)
+    /* recover the group order from the placement, the unused groups after the used;
+     * a placement of other groups than sa_groups's starts from their own order */
+    cur.ng = sa_groups(prob, cur.pl->tp, cur.groups);
+    for (int g = 0; g < cur.ng; g++) cand.order[g] = 0;          /* used flags */
+    for (int i = 0; i < cur.pl->pp * cur.pl->dp && placed; i++) {
+      int at = -1;
       for (int g = 0; g < cur.ng; g++)
-        if (cur.groups[g] == cur.pl->dev[i * cur.pl->tp]) cur.order[i] = g;
+        if (cur.groups[g] == cur.pl->dev[i * cur.pl->tp] && !cand.order[g]) at = g;
+      placed = at >= 0;
+      if (placed) { cur.order[used++] = at; cand.order[at] = 1; }
+    }
+    for (int g = 0; g < cur.ng && placed; g++)
+      if (!cand.order[g]) cur.order[used++] = g;
+    if (!placed)
+      for (int g = 0; g < cur.ng; g++) cur.order[g] = g;
     if ((err = score(prob, &cur, d))) goto done;
   } else {
     cur.ci = hp__rng_int(&rng, n);
-    cur.ng = hp__tp_groups(prob, cfg[cur.ci].tp, cur.groups);
+    cur.ng = sa_groups(prob, cfg[cur.ci].tp, cur.groups);
     for (int i = 0; i < cur.ng; i++) cur.order[i] = i;
     if ((err = rebuild(prob, cfg, &cur, INFINITY, deadline, lim->stop, &out->work, d))) goto done;
   }
@@ -160,7 +280,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     /* a candidate this much worse is accepted with probability below e^-25: its split
      * need not be sought */
     double cutoff = isfinite(cur.cost) ? cur.cost * (1 + SA_REACH * temp) : INFINITY;
-    int kind = hp__rng_int(&rng, 10);
+    int kind = hp__rng_int(&rng, 10), slots = cur.pl->pp * cur.pl->dp;
     cand.ci = cur.ci;
     cand.ng = cur.ng;
     memcpy(cand.order, cur.order, (size_t)cur.ng * sizeof *cur.order);
@@ -172,15 +292,18 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     } else if (kind < 6) {                                /* configuration */
       cand.ci = hp__rng_int(&rng, n);
       if (cfg[cand.ci].tp != cfg[cur.ci].tp) {            /* new groups, Megatron order */
-        cand.ng = hp__tp_groups(prob, cfg[cand.ci].tp, cand.groups);
+        cand.ng = sa_groups(prob, cfg[cand.ci].tp, cand.groups);
         for (int i = 0; i < cand.ng; i++) cand.order[i] = i;
       }
+      err = rebuild(prob, cfg, &cand, cutoff, deadline, lim->stop, &out->work, d);
+    } else if (kind == 8 && cur.ng > slots) {             /* a used group for an idle one */
+      int i = hp__rng_int(&rng, slots), j = slots + hp__rng_int(&rng, cur.ng - slots), t;
+      t = cand.order[i]; cand.order[i] = cand.order[j]; cand.order[j] = t;
       err = rebuild(prob, cfg, &cand, cutoff, deadline, lim->stop, &out->work, d);
     } else {                                              /* flags, boundaries kept */
       if ((err = hp_plan_copy(&cand.pl, cur.pl, d))) break;
       if (kind < 8 && cand.pl->dp > 1) {
-        int l = hp__rng_int(&rng, cand.pl->n_layers);
-        cand.pl->mode[l] = cand.pl->mode[l] ? HP_SHARD_DP : HP_SHARD_ZDP;
+        modes_move(prob, cand.pl, kind == 7, &rng);
       } else {
         int s = hp__rng_int(&rng, cand.pl->pp);
         cand.pl->recompute[s] = !cand.pl->recompute[s];
@@ -215,8 +338,8 @@ done:
 
 const hp_solver hp_solver_sa = {
   .name = "sa",
-  .desc = "simulated annealing over configuration, placement (Pipette's moves), sharding and "
-          "recompute, with the layer DP inside; starts from dp",
+  .desc = "simulated annealing over configuration, placement (Pipette's moves), idle devices, "
+          "sharding modes, slices and recompute, with the layer DP inside; starts from dp",
   .flags = 0,
   .solve = sa_solve,
 };

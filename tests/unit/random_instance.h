@@ -1,19 +1,33 @@
 /* random_instance.h -- tiny random heterogeneous instances and brute force over every plan,
  * for the tests of bounds: mixed device kinds and nodes, node-level links or a device
  * bandwidth matrix, single-point profiles used below their micro-batch, binding memory,
- * gradients wider than parameters, both schedules. */
+ * gradients wider than parameters, both schedules; and the fields of cost model 1.2
+ * (sequence parallelism, overlapped gradient sync, a job's sharding list, uniform
+ * sharding, idle devices, slices, non-checkpointable layers, update bytes, memory
+ * bandwidth, measured activation and working memory). */
 #ifndef HP_RANDOM_INSTANCE_H
 #define HP_RANDOM_INSTANCE_H
 
 #include "../../solvers/search.h"
 
 /* Instance number `seed` (deterministic); its description (for failure messages) goes
- * to `what`. */
+ * to `what`. At most 4 devices and 4 layers. The base instance of a seed (model,
+ * cluster, profile times, gbs, schedule) is drawn from one random stream and the 1.2
+ * fields from another, so the figures of seeds drawn before 1.2 are unchanged. */
 hp_problem *ri_problem(unsigned long seed, char *what, size_t n_what);
 
-/* Minimum evaluator time over every plan of configuration c: every placement (device
- * permutation with TP groups inside nodes), partition, per-stage recompute and per-layer
- * sharding. INFINITY if none fits. */
+/* Minimum evaluator time over every plan of configuration c (cost-model.md 5): every
+ * placement (an injection of the slots into the devices, TP groups inside one node, tp
+ * dividing the GPU count of every node used; with pp * tp * dp < D, which only a job with
+ * idle_devices allows, every choice of the devices used), partition, per-stage recompute,
+ * per-layer sharding mode from the job's list (one mode for all under
+ * uniform_sharding) and, per zdp layer, slices 1, 2, .., max_slices. INFINITY if none
+ * fits or the configuration has no plan. */
 double ri_brute_config(const hp_problem *p, const hp_config *c);
+
+/* The same over every configuration (pp, tp, dp, mbs) of the space, idle devices
+ * included where the job allows them: the global optimum, INFINITY if nothing fits.
+ * *n_configs (may be NULL) gets the number of configurations tried. */
+double ri_brute_all(const hp_problem *p, int *n_configs);
 
 #endif

@@ -24,8 +24,26 @@ static hp_result run(const hp_problem *p, const char *solver, hp_err *err)
 
 #define DEV(pl, s, r, j) ((pl)->dev[HP_SLOT(pl, s, r, j)])
 
+/* A problem under a whole job (fx_problem's job is 1.1's: every mode allowed). */
+static hp_problem *with_job(const char *model, const char *cluster, hp_job job)
+{
+  hp_diag d = {0};
+  hp_model *m = NULL;
+  hp_cluster *c = NULL;
+  hp_problem *p = NULL;
+  if (hp_model_parse(model, "model", &m, &d) || hp_cluster_parse(cluster, "cluster", &c, &d) ||
+      hp_problem_create(&p, m, c, NULL, job, &d)) {
+    fprintf(stderr, "fixture: %s\n", d.msg);
+    exit(3);
+  }
+  return p;
+}
+
+#define ONLY(m) (1u << (m))
+
 /* Megatron: the smallest model-parallel size tp * pp that fits, the larger tp first at
- * equal size, TP ranks on consecutive GPUs, then replicas, then stages; mbs 1.
+ * equal size, TP ranks on consecutive GPUs, then replicas, then stages; mbs 1. Under a
+ * job whose sharding list is dp alone (no distributed optimizer): every layer dp.
  * Tiny cluster: 2 nodes x 2 GPUs; fast GPUs 1 GiB less 0.25 reserved = 805,306,368 B.
  * Four layers of 16e6 parameters (states 16 x 16e6 = 2.56e8 B each), 1e6 B activations.
  *   size 1 (tp 1, pp 1, dp 4): 4 x 2.56e8 = 1.024e9 B of states > 8.05e8: no fit;
@@ -37,7 +55,8 @@ TEST(megatron_takes_the_smallest_model_parallel_size_that_fits_larger_tp_first)
   static const char model[] =
     "{ \"layers\": [ { \"name\": \"l\", \"repeat\": 4, \"params\": 16e6, \"act_bytes\": 1e6,"
     "  \"out_bytes\": 1e6, \"flops\": 1e12 } ] }";
-  hp_problem *p = fx_problem(model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_problem *p = with_job(model, fx_tiny_cluster,
+                           (hp_job){ .gbs = 8, .sharding = ONLY(HP_SHARD_DP) });
   hp_err err;
   hp_result r = run(p, "megatron", &err);
   CHECK(!err && r.plan && r.fits);
@@ -55,8 +74,82 @@ TEST(megatron_takes_the_smallest_model_parallel_size_that_fits_larger_tp_first)
   hp_problem_destroy(&p);
 }
 
+/* Megatron with its distributed optimizer (ZeRO-1), which it uses when the job allows
+ * zero1 (the default list allows all four modes): every layer zero1, and the same rule
+ * for the model-parallel size. The instance above: at size 1 (tp 1, pp 1, dp 4) zero1
+ * keeps per parameter param 2 + grad 2 + opt 12 / 4 = 7 B: 4 x 16e6 x 7 = 4.48e8 B, plus
+ * in flight min(1, gas 2) = 1 micro-batch of 4 x 1e6 B: 4.52e8 B <= 8.05e8 (the fast
+ * GPUs' 1 GiB less 0.25 GiB) and <= 1 GiB (the slow ones): it fits, so size 1 it is.
+ * Under a job without zero1 and dp (zero2, zdp only), Megatron has nothing it can
+ * launch: no plan, and the reason names the job's list. */
+TEST(megatron_uses_zero1_on_every_layer_when_the_job_allows_its_distributed_optimizer)
+{
+  static const char model[] =
+    "{ \"layers\": [ { \"name\": \"l\", \"repeat\": 4, \"params\": 16e6, \"act_bytes\": 1e6,"
+    "  \"out_bytes\": 1e6, \"flops\": 1e12 } ] }";
+  hp_problem *p = fx_problem(model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_err err;
+  hp_eval e = {0};
+  hp_diag d = {0};
+  char why[512];
+  hp_result r = run(p, "megatron", &err);
+  CHECK(!err && r.plan && r.fits);
+  CHECK_INT(r.plan->pp, 1);
+  CHECK_INT(r.plan->tp, 1);
+  CHECK_INT(r.plan->dp, 4);
+  CHECK_INT(r.plan->mbs, 1);
+  for (int l = 0; l < 4; l++) CHECK_INT(r.plan->mode[l], HP_SHARD_ZERO1);
+  CHECK(hp_evaluate(p, r.plan, &e, &d) == HP_OK);
+  CHECK_NEAR(e.mem[0], 4.48e8 + 4e6 + 0.25 * 1073741824.0, 1e-12);
+  CHECK_CONTAINS(r.space_note, "every layer zero1");
+  hp_eval_release(&e);
+  hp_result_release(&r);
+  hp_problem_destroy(&p);
+
+  p = with_job(model, fx_tiny_cluster,
+               (hp_job){ .gbs = 8, .sharding = ONLY(HP_SHARD_ZERO2) | ONLY(HP_SHARD_ZDP) });
+  r = run(p, "megatron", &err);
+  CHECK(!err && !r.plan);
+  CHECK_INT(r.status, HP_SOL_NONE);
+  CHECK_CONTAINS(hp_result_no_plan_text(&r, why, sizeof why), "the job's sharding list (zero2, zdp)");
+  hp_result_release(&r);
+  hp_problem_destroy(&p);
+}
+
+/* The baselines that model replication only (hethub, dhondt, pipette, amp) write dp on
+ * every layer; under a job whose list lacks dp they use its one mode if it has a single
+ * one, and otherwise return no plan with the reason, never an invalid plan. */
+TEST(replicating_baselines_write_the_jobs_only_mode_or_say_why_they_have_no_plan)
+{
+  static const char model[] =
+    "{ \"layers\": [ { \"name\": \"l\", \"repeat\": 4, \"params\": 1e6, \"act_bytes\": 1e6,"
+    "  \"out_bytes\": 1e6, \"flops\": 1e12 } ] }";
+  static const char *names[] = { "hethub", "dhondt", "pipette", "amp" };
+  for (int k = 0; k < 4; k++) {
+    hp_problem *p = with_job(model, fx_tiny_cluster, (hp_job){ .gbs = 8, .sharding = ONLY(HP_SHARD_ZERO2) });
+    hp_err err;
+    char why[512];
+    hp_result r = run(p, names[k], &err);
+    CHECK(!err && r.plan);
+    for (int l = 0; l < 4; l++) CHECK_INT(r.plan->mode[l], HP_SHARD_ZERO2);
+    CHECK_CONTAINS(r.space_note, "every layer zero2, no slices, every device used");
+    hp_result_release(&r);
+    hp_problem_destroy(&p);
+    p = with_job(model, fx_tiny_cluster,
+                 (hp_job){ .gbs = 8, .sharding = ONLY(HP_SHARD_ZERO1) | ONLY(HP_SHARD_ZDP) });
+    r = run(p, names[k], &err);
+    CHECK(!err && !r.plan);
+    CHECK_INT(r.status, HP_SOL_NONE);
+    CHECK_CONTAINS(hp_result_no_plan_text(&r, why, sizeof why),
+                   "writes dp on every layer and the job's sharding list (zero1, zdp) allows none");
+    hp_result_release(&r);
+    hp_problem_destroy(&p);
+  }
+}
+
 /* Layers balanced by count (megatron) or by parameters (megatron-params), on four
- * single-GPU nodes of 1 GiB = 1,073,741,824 B (tp is 1). Parameters 60e6, 20e6, 20e6,
+ * single-GPU nodes of 1 GiB = 1,073,741,824 B (tp is 1), under a job of dp alone (with
+ * zero1, 7 B a parameter at dp 4, pp 1 would fit). Parameters 60e6, 20e6, 20e6,
  * 20e6: states 9.6e8, 3.2e8, 3.2e8, 3.2e8 B; activations 1e6 B a layer.
  *   pp 1: 1.92e9 B: no fit.
  *   pp 2 by count, layers {0,1} | {2,3}: stage 0 holds 1.28e9 B: no fit; so megatron
@@ -78,7 +171,7 @@ TEST(megatron_balances_layers_by_count_and_megatron_params_by_parameters)
     "             { \"name\": \"b\", \"type\": \"g\", \"gpus\": 1 },"
     "             { \"name\": \"c\", \"type\": \"g\", \"gpus\": 1 },"
     "             { \"name\": \"d\", \"type\": \"g\", \"gpus\": 1 } ], \"inter_gbps\": 100 }";
-  hp_problem *p = fx_problem(model, cluster, NULL, 4, HP_1F1B);
+  hp_problem *p = with_job(model, cluster, (hp_job){ .gbs = 4, .sharding = ONLY(HP_SHARD_DP) });
   hp_err err;
   hp_result a = run(p, "megatron", &err), b;
   CHECK(!err && a.plan && a.fits);
@@ -144,13 +237,15 @@ TEST(amp_splits_by_the_averaged_speed_and_ignores_memory)
  * to its devices' speed (peak x efficiency x tp), cut at the first layer that reaches
  * the share; the kind order is tried both ways and the evaluator's better kept. Two
  * single-GPU nodes of 300 and 100 TFLOPS (80 GiB), 10 Gbit/s apart; layers of 1, 1, 1
- * and 3 TFLOP; gbs 4, so pp 2 at mbs 1 runs 4 micro-batches.
+ * and 3 TFLOP; gbs 4, so pp 2 at mbs 1 runs 4 micro-batches. The hand-off is
+ * e = 2 x 1e3 B / 1.25e9 B/s = 1.6e-6 s (one lane: nothing shared), and since 1.2 every
+ * micro-batch's period pays half of it (cost-model.md 3): c_s = t_s + 8e-7 s.
  *   fast first: share 3/4 of 6 = 4.5 TFLOP: not reached before the last layer, which
  *     must stay for the slow stage: fast {0,1,2} 3e12 / 300e12 = 0.01 s, slow {3}
- *     3e12 / 100e12 = 0.03 s: T = 3 x 0.03 + 0.04 = 0.13 s;
+ *     3e12 / 100e12 = 0.03 s: T = 3 x 0.0300008 + 0.04 + 1.6e-6 = 0.1300040 s;
  *   slow first: share 1/4 = 1.5 TFLOP, reached at layer 1: slow {0,1} 0.02 s, fast {2,3}
- *     4e12 / 300e12 = 0.013333 s: T = 3 x 0.02 + 0.033333 = 0.093333 s, plus the
- *     hand-off 2 x 1e3 B / 1.25e9 B/s = 1.6e-6 s: HetHub's plan.
+ *     4e12 / 300e12 = 0.013333 s: T = 3 x 0.0200008 + 0.033333 + 1.6e-6 = 0.0933373 s:
+ *     HetHub's plan (under 1.1 it was 0.0933349 s, without the 3 x 8e-7).
  *   Larger micro-batches or pp 1 (dp 2, sync of 2 x 4e8 B at 1.25e9 B/s) are slower.
  * The best plan of this space is another (slow {0}, fast {1,2,3}: 0.076668 s): a search
  * that finds it is not HetHub. */
@@ -174,7 +269,8 @@ TEST(hethub_splits_flops_in_proportion_to_device_speed)
   CHECK_INT(DEV(r.plan, 0, 0, 0), 1);      /* the slow GPU first */
   CHECK_INT(DEV(r.plan, 1, 0, 0), 0);
   CHECK_INT(r.plan->first[1], 2);
-  CHECK_NEAR(r.objective, 3 * 0.02 + 0.02 + 4e12 / 300e12 + 2 * 1e3 / 1.25e9, 1e-9);
+  CHECK_NEAR(r.objective, 3 * (0.02 + 1e3 / 1.25e9) + 0.02 + 4e12 / 300e12 + 2 * 1e3 / 1.25e9, 1e-9);
+  for (int l = 0; l < 4; l++) CHECK_INT(r.plan->mode[l], HP_SHARD_DP);
   hp_result_release(&r);
   hp_problem_destroy(&p);
 }
@@ -271,6 +367,64 @@ TEST(osdp_shards_the_layers_that_must_be_and_grows_the_batch_until_it_does_not_f
   hp_eval_release(&e);
   hp_result_release(&r);
   hp_problem_destroy(&p);
+}
+
+/* OSDP's operator splitting: a zdp layer gathered in g slices needs a gather buffer of
+ * 1/g of its weights, for one more latency per extra slice. Two single-GPU nodes of 1 GiB
+ * = 1,073,741,824 B, 1 Gbit/s apart; a big layer of 1e8 parameters with 1e8 B of
+ * activations a sample, a small one of 1e6 parameters and none; gbs 4 (mbs 1 or 2).
+ * Memory at dp 2, pp 1 (one micro-batch in flight): the big layer replicated holds
+ * 16 x 1e8 = 1.6e9 B: never fits, so it is zdp: states 16 x 1e8 / 2 = 8e8 B and a gather
+ * buffer of 2 x 1e8 / g B; the small one replicated 1.6e7 B (zdp would only add its
+ * gather per micro-batch to save 8e6 B).
+ *   mbs 1: g 1: 8e8 + 1.6e7 + 2e8 + 1e8 = 1.116e9 B, no fit; g 2: + 1e8 instead of 2e8:
+ *     1.016e9 B, fits.
+ *   mbs 2: g 2: 8e8 + 1.6e7 + 1e8 + 2e8 = 1.116e9 B, no fit; g 4: 8e8 + 1.6e7 + 5e7 + 2e8
+ *     = 1.066e9 B, fits.
+ * So with max_slices 1 nothing fits (no plan); with 2: mbs 1, the big layer in 2 slices
+ * (the sweep stops at mbs 2); with 4: both batch sizes fit and mbs 2 (gas 1) in 4 slices
+ * wins: its gathers and reduce-scatters run once, not twice (2 x (2e8 + 1e8) B / 1.25e8
+ * B/s = 4.8 s against 2.4 s), which outweighs 2 more slices' latencies. */
+TEST(osdp_gathers_a_layer_in_slices_when_its_gather_buffer_does_not_fit)
+{
+  static const char model[] =
+    "{ \"layers\": ["
+    "  { \"name\": \"big\", \"params\": 1e8, \"act_bytes\": 1e8, \"out_bytes\": 1e6, \"flops\": 1e12 },"
+    "  { \"name\": \"small\", \"params\": 1e6, \"act_bytes\": 0, \"out_bytes\": 1e6, \"flops\": 1e12 } ] }";
+  static const char cluster[] =
+    "{ \"device_types\": { \"g\": { \"mem_gib\": 1, \"tflops\": 100 } },"
+    "  \"nodes\": [ { \"name\": \"a\", \"type\": \"g\", \"gpus\": 1 },"
+    "             { \"name\": \"b\", \"type\": \"g\", \"gpus\": 1 } ], \"inter_gbps\": 1,"
+    "  \"inter_lat_us\": 10 }";
+  static const int max_slices[3] = { 1, 2, 4 }, want_mbs[3] = { 0, 1, 2 }, want_log[3] = { 0, 1, 2 };
+  static const double want_mem[3] = { 0, 1.016e9, 1.066e9 };
+  for (int k = 0; k < 3; k++) {
+    hp_problem *p = with_job(model, cluster, (hp_job){ .gbs = 4, .max_slices = max_slices[k] });
+    hp_err err;
+    hp_eval e = {0};
+    hp_diag d = {0};
+    hp_result r = run(p, "osdp", &err);
+    CHECK(!err);
+    if (k == 0) {
+      CHECK(!r.plan);
+      CHECK_INT(r.status, HP_SOL_NONE);
+    } else {
+      CHECK(r.plan && r.fits);
+      CHECK_INT(r.plan->pp, 1);
+      CHECK_INT(r.plan->dp, 2);
+      CHECK_INT(r.plan->mbs, want_mbs[k]);
+      CHECK_INT(r.plan->mode[0], HP_SHARD_ZDP);
+      CHECK_INT(r.plan->slices[0], want_log[k]);
+      CHECK_INT(r.plan->mode[1], HP_SHARD_DP);
+      CHECK_INT(r.plan->slices[1], 0);
+      CHECK(hp_evaluate(p, r.plan, &e, &d) == HP_OK);
+      CHECK_NEAR(e.mem[0], want_mem[k], 1e-12);
+      CHECK_NEAR(e.mem_gather[0], 2e8 / (1 << want_log[k]), 1e-12);
+      hp_eval_release(&e);
+    }
+    hp_result_release(&r);
+    hp_problem_destroy(&p);
+  }
 }
 
 /* Pipette: one stage per server (pp = 2 nodes), layers split uniformly whatever they

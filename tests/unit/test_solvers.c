@@ -1,10 +1,12 @@
 /* test_solvers.c -- every solver behind the one interface: on tiny instances its plan is
  * valid, its reported time is the evaluator's, it never beats the brute-force optimum
- * (enum), and a plan reported as fitting fits; sa is reproducible per seed. */
+ * (enum, and ri_brute_all on random 1.2 instances), and a plan reported as fitting fits;
+ * sa is reproducible per seed. */
 #include <stdlib.h>
 
 #include "harness.h"
 #include "fixtures.h"
+#include "random_instance.h"
 
 static const char model6[] =
   "{ \"input_bytes\": 1e5, \"layers\": ["
@@ -98,4 +100,51 @@ TEST(solvers_keep_a_ranking_best_first)
   for (int i = 1; i < r.n_top; i++) CHECK(r.top[i].time >= r.top[i - 1].time);
   hp_result_release(&r);
   hp_problem_destroy(&p);
+}
+
+/* sa, random and the baselines on random tiny instances with every 1.2 field (a job's
+ * sharding list, uniform sharding, slices, idle devices, ...): each returns a valid plan
+ * of the job or no plan (or refuses the instance's shape with HP_LIMIT), never better
+ * than the brute force of the whole space, and says in its result that it searched a
+ * part of it. */
+TEST(solvers_heuristics_and_baselines_respect_the_jobs_1_2_rules_on_40_random_instances)
+{
+  static const char *names[] = { "sa", "random", "megatron", "megatron-params", "amp", "hethub",
+                                 "dhondt", "osdp", "pipette" };
+  int n = harness_count(40), plans = 0, none = 0, refused = 0;
+  for (unsigned long seed = 1001; seed < 1001 + (unsigned long)n; seed++) {
+    char what[512];
+    hp_problem *p = ri_problem(seed, what, sizeof what);
+    double bf = ri_brute_all(p, NULL);
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+      hp_limits lim;
+      hp_result r;
+      hp_diag d = {0};
+      hp_err err;
+      hp_limits_init(&lim);
+      lim.max_work = 200;
+      lim.seed = seed;
+      err = hp_solver_run(hp_solver_find(names[k]), p, NULL, &lim, &r, &d);
+      if (err == HP_LIMIT) { refused++; continue; }     /* pipette, osdp: shapes they need */
+      if (err) fprintf(stderr, "  %s\n  %s: %s\n", what, names[k], d.msg);
+      CHECK_INT(err, HP_OK);
+      CHECK_INT(r.space, HP_SPACE_RESTRICTED);
+      CHECK(r.space_note[0] != '\0');
+      if (r.plan) {
+        CHECK(hp_plan_validate(p, r.plan, &d) == HP_OK);
+        if (r.fits && r.objective < bf * (1 - 1e-9))
+          fprintf(stderr, "  %s\n  %s %.17g beats the brute force %.17g\n", what, names[k],
+                  r.objective, bf);
+        CHECK(!r.fits || r.objective >= bf * (1 - 1e-9));
+        CHECK(!r.fits || isfinite(bf));
+        plans++;
+      } else {
+        none++;
+      }
+      hp_result_release(&r);
+    }
+    hp_problem_destroy(&p);
+  }
+  fprintf(stderr, "  %d plans, %d without a plan, %d refused\n", plans, none, refused);
+  CHECK(plans > 0);
 }
