@@ -279,6 +279,14 @@ static void walk_slots(brute *b, int i)
   }
 }
 
+void ri_cert_scope(hp_problem *p)
+{
+  const unsigned dp = 1u << HP_SHARD_DP;
+  p->job.sharding = hp_job_modes(&p->job) == dp ? dp : dp | 1u << HP_SHARD_ZDP;
+  p->job.max_slices = 1;
+  p->job.idle_devices = 0;
+}
+
 double ri_brute_config(const hp_problem *p, const hp_config *c)
 {
   int D = p->cluster->n_devices, used = c->pp * c->tp * c->dp;

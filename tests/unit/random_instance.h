@@ -25,6 +25,12 @@ hp_problem *ri_problem(unsigned long seed, char *what, size_t n_what);
  * fits or the configuration has no plan. */
 double ri_brute_config(const hp_problem *p, const hp_config *c);
 
+/* Narrows an instance's job to the space the certificate searches (hp__cert_scope): modes
+ * {dp, zdp} ({dp} where the job allowed dp alone), no slices, no idle devices; the other
+ * 1.2 fields stay. For the tests of bounds, whose brute force then ranges over the same
+ * space. */
+void ri_cert_scope(hp_problem *p);
+
 /* The same over every configuration (pp, tp, dp, mbs) of the space, idle devices
  * included where the job allows them: the global optimum, INFINITY if nothing fits.
  * *n_configs (may be NULL) gets the number of configurations tried. */

@@ -128,6 +128,7 @@ TEST(certificate_of_glpk_and_cbc_against_enum_on_20_random_instances)
     hp_result en;
     /* the certificate's own space (hp__cert_scope): with the default list of four modes it
      * claims no bound (test_certificate12.c) */
+    ri_cert_scope(p);
     p->job.sharding = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP;
     hp_diag d = {0};
     hp_limits_init(&lim);

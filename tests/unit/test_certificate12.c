@@ -28,6 +28,7 @@ static void set_12(hp_problem *p, unsigned long seed, int scope, char *what, siz
   hp_cluster *c = (hp_cluster *)p->cluster;
   size_t len = strlen(what);
   hp__rng_seed(&r, seed * 104729 + 3);
+  ri_cert_scope(p);                /* no slices, no idle devices (ri_problem may draw them) */
   p->job.sequence_parallel = hp__rng_int(&r, 2);
   p->job.grad_sync = hp__rng_int(&r, 2) ? HP_SYNC_OVERLAP : HP_SYNC_END;
   p->job.sharding = scope == 0 ? (1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP)
@@ -136,6 +137,7 @@ TEST(certificate12_scope_names_what_it_does_not_search)
 {
   char what[512], note[160];
   hp_problem *p = ri_problem(7, what, sizeof what);
+  ri_cert_scope(p);
   p->job.sharding = 0;                                  /* all four */
   CHECK_INT(hp__cert_scope(p, note, sizeof note), HP_CERT_PART);
   CHECK(strcmp(note, "not searched: sharding modes zero1, zero2; no bound") == 0);

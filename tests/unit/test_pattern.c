@@ -44,6 +44,7 @@ TEST(pattern_bound_never_exceeds_brute_force_on_70_random_instances)
   for (unsigned long seed = 1; seed <= (unsigned long)harness_count(70); seed++) {
     char what[256];
     hp_problem *p = ri_problem(seed, what, sizeof what);
+    ri_cert_scope(p);                 /* the bound's space; the brute force's too */
     hp_classes cl;
     hp_config *cfg = NULL;
     hp_diag d = {0};
