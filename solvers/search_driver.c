@@ -319,10 +319,7 @@ static hp_err anneal(search *s, double seconds, hp_diag *d)
   hp_result r;
   hp_err err;
   if (!sa || seconds < MIP_MIN_SECONDS) return HP_OK;
-  /* the annealing flips layers between dp and zdp without asking the job: only where the
-   * job allows both, freely */
-  if (!(hp_job_modes(&s->prob->job) >> HP_SHARD_ZDP & 1) || s->prob->job.uniform_sharding)
-    return HP_OK;
+  /* sa's moves keep to the job's modes, uniformity, slices and idle devices (solver_sa.c) */
   l.time_limit = seconds;
   l.top = 1;
   l.keep_rejected = 0;
