@@ -65,10 +65,10 @@ expect unknown_key_warns 0 "stages[0].colour: unknown key, ignored" -- \
 
 # --- plan: the exhaustive solver, and its plan file re-evaluated
 expect plan_enum 0 "solver enum: optimal" -- $H plan "${tiny[@]}" --solver enum -o $tmp/p.json
-expect plan_file_reevaluates 0 "iteration time  0.770504 s" -- $H evaluate "${tiny[@]}" --plan $tmp/p.json
+expect plan_file_reevaluates 0 "iteration time  0.771374 s" -- $H evaluate "${tiny[@]}" --plan $tmp/p.json
 if $H evaluate "${tiny[@]}" --plan $tmp/p.json 2>&1 | grep -q warning; then bad plan_file_reads_back_without_warnings "$($H evaluate "${tiny[@]}" --plan $tmp/p.json 2>&1 | grep warning)"; else ok plan_file_reads_back_without_warnings; fi
 expect eval_json_reads_back_as_plan 0 "iteration time  1.854950 s" -- $H evaluate "${tiny[@]}" --plan $tmp/e.json
-if grep -q '"status":	"optimal"' $tmp/p.json && grep -q '"lower_bound":	0.770504' $tmp/p.json; then ok plan_file_has_solver_block
+if grep -q '"status":	"optimal"' $tmp/p.json && grep -q '"lower_bound":	0.771374' $tmp/p.json; then ok plan_file_has_solver_block
 else bad plan_file_has_solver_block "$(grep -A6 solver $tmp/p.json)"; fi
 expect plan_infeasible 6 "no plan of the search space fits in memory" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 4 --solver enum
 expect plan_too_large 6 "exhaustive enumeration is for tiny instances" -- $H plan --model models/gpt2-amp.json --cluster models/amp-hetero.json --gbs 32 --solver enum
@@ -80,20 +80,23 @@ expect plan_default_reevaluates 0 "iteration time" -- $H evaluate "${AMP[@]}" --
 expect plan_top 0 "    3   " -- $H plan "${AMP[@]}" --top 3 -o /dev/null
 expect plan_show_rejected 0 "fastest plans that do not fit (never recommended)" -- $H plan "${AMP[@]}" --top 2 --show-rejected -o /dev/null
 expect plan_bad_top 2 "--top: expected an integer in 1..1000" -- $H plan "${AMP[@]}" --top 0
-expect compare_tiny_enum_proves 0 "enum            optimal          0.770504" -- $H compare "${tiny[@]}"
+expect compare_tiny_enum_proves 0 "enum            optimal          0.771374" -- $H compare "${tiny[@]}"
 # The tiny optimum by hand: stage 0 = layers 0-2 on the fast GPUs 0,1 at tp 2, stage 1 =
 # the head on the slow GPUs 2,3 at tp 2, mbs 1, gas 8. Stage 0: 9e12 FLOP / (2 x 100e12
 # x 0.5) = 0.09 s plus two blocks' TP all-reduces (2e6 B / 1e11 B/s + 2 x 2 us) = 4.8e-5 s;
-# stage 1: 2e12 / (2 x 40e12 x 0.5) = 0.05 s; hand-off 2 x 1e6 B / 2 / 1e10 B/s + 2 x 10 us
-# = 1.2e-4 s: T = 7 x 0.090048 + 0.090048 + 0.05 + 1.2e-4 = 0.770504 s, 8 / T samples/s.
+# stage 1: 2e12 / (2 x 40e12 x 0.5) = 0.05 s; hand-off 2 x 1e6 B / 2 over the lanes 0->2
+# and 1->3, which share the link between the nodes (cost model 1.2: H = 2, 1e10 / 2 B/s),
+# + 2 x 10 us = 2.2e-4 s; every micro-batch pays half of it on both stages (the period
+# c = t + e / 2): T = 7 x (0.090048 + 1.1e-4) + 0.090048 + 0.05 + 2.2e-4 = 0.771374 s.
 # Memory of GPU 0: states 16 x 9e6 / 2 = 7.2e7 B, 2 micro-batches in flight of
 # 18e6 / 2 B, the 0.25 GiB reserve: the headroom is (2^30 - M) / 2^30.
 tiny_T=$(awk 'BEGIN { t0 = 9e12 / (2 * 100e12 * 0.5) + 2 * (2e6 / 1e11 + 4e-6); t1 = 2e12 / (2 * 40e12 * 0.5)
-                      printf "%.6f", 7 * t0 + t0 + t1 + 2 * 1e6 / 2 / 1e10 + 20e-6 }')
+                      e = 2 * 1e6 / 2 / (1e10 / 2) + 20e-6
+                      printf "%.6f", 7 * (t0 + e / 2) + t0 + t1 + e }')
 tiny_row=$(awk -v T=$tiny_T 'BEGIN { m = 16 * 9e6 / 2 + 2 * 18e6 / 2 + 0.25 * 2^30
                                      printf "%12.6f %10.4f %8.1f%%", T, 8 / T, 100 * (2^30 - m) / 2^30 }')
 expect compare_tiny_gap 0 "dp              feasible     $tiny_row" -- $H compare "${tiny[@]}"
-expect compare_json 0 '"best_bound": 0.770504000000000' -- $H compare "${tiny[@]}" --json
+expect compare_json 0 '"best_bound": 0.771374000000000' -- $H compare "${tiny[@]}" --json
 expect compare_unknown_solver 2 "unknown solver 'nope'" -- $H compare "${tiny[@]}" --solvers dp,nope
 expect osdp_refuses_uneven_gbs 0 "osdp            refused: osdp: data parallelism only needs gbs (6) to be a multiple of the 4 devices" -- $H compare "${tiny[@]}" --gbs 6 --solvers osdp
 expect sa_seeded 0 "solver sa: feasible" -- $H plan "${AMP[@]}" --solver sa --seed 3 --max-work 200 -o $tmp/sa1.json
@@ -156,7 +159,7 @@ SETUPS
 
 # --- simulate, draw, validate; the SVGs rendered by a real renderer (librsvg2-bin)
 SIMP=(--model models/gpt2-amp.json --cluster models/amp-hetero.json --profile models/gpt2-amp.profile.json --gbs 32 --plan examples/amp-gpt2-hetero-4stage.plan.json)
-expect simulate_text 0 "iteration time  simulated 0.967473 s, formula 1.001686 s (-3.42 %)" -- $H simulate "${SIMP[@]}"
+expect simulate_text 0 "iteration time  simulated 1.085386 s, formula 1.135347 s (-4.40 %)" -- $H simulate "${SIMP[@]}"
 expect simulate_inflight 0 "    0               4             4" -- $H simulate "${SIMP[@]}"
 expect simulate_json 0 '"kind": "all-reduce", "stage": 3' -- $H simulate "${SIMP[@]}" --json
 expect simulate_tiny_gpipe 0 "simulated" -- $H simulate --model $T/model.json --cluster $T/cluster.json --gbs 8 --schedule gpipe --plan <(sed 's/"1f1b"/"gpipe"/' $T/plan.json)
@@ -181,8 +184,13 @@ expect validate_json 0 '"spearman":' -- $H validate "${tiny[@]}" --samples 20 --
 # --- the MIP: glpk and cbc on the tiny instance, export-lp through glpsol and cbc, decode
 for s in glpk cbc; do
   if built $s; then
-    expect ${s}_tiny 0 "$(printf '%-15s optimal          0.770504' $s)" -- $H compare "${tiny[@]}" --solvers $s,enum
-    expect ${s}_proves_infeasible 6 "no plan of the search space fits in memory (proved)" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 8 --solver $s
+    # the certificate's space is sharding dp and zdp (cost model 1.2): there it proves; with
+    # the default list of four modes it gives a plan and claims no bound
+    expect ${s}_tiny 0 "$(printf '%-15s optimal          0.771374' $s)" -- $H compare "${tiny[@]}" --solvers $s,enum --sharding dp,zdp
+    row=$($H compare "${tiny[@]}" --solvers $s,enum 2>&1 | grep "^$s ")
+    if grep -Eq "^$s +feasible +0\.771374 +10\.3711 +66\.6% +[0-9.]+ +- " <<<"$row"; then ok ${s}_restricted_by_default
+    else bad ${s}_restricted_by_default "$row"; fi
+    expect ${s}_proves_infeasible 6 "no plan of the search space fits in memory (proved)" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 8 --solver $s --sharding dp,zdp
   else
     skip ${s}_tiny "this build lacks $s"
     expect ${s}_not_built 2 "this build lacks" -- $H plan "${tiny[@]}" --solver $s
@@ -190,13 +198,14 @@ for s in glpk cbc; do
 done
 # The whole-space certificate against brute force: on variants of the tiny instance
 # (schedule, slow links between nodes, binding memory), glpk and cbc prove optimal the
-# time enum finds by enumerating every plan, and their bound never exceeds it.
+# time enum finds by enumerating every plan, and their bound never exceeds it (the job's
+# sharding dp and zdp: the space the certificate covers).
 mips=$(for s in glpk cbc; do built $s && printf '%s,' $s; done)
 for v in "8 1f1b 80 1" "16 gpipe 80 1" "8 1f1b 5 1" "8 1f1b 80 0.6" "16 1f1b 5 0.6"; do
   [ -n "$mips" ] || { skip mip_certificate_equals_enum "this build has no MIP backend"; break; }
   set -- $v
   sed "s/\"inter_gbps\": 80/\"inter_gbps\": $3/; s/\"mem_gib\": 1,/\"mem_gib\": $4,/g" $T/cluster.json > $tmp/cv.json
-  rows=$($H compare --model $T/model.json --cluster $tmp/cv.json --gbs $1 --schedule $2 --solvers ${mips}enum --json 2>&1 |
+  rows=$($H compare --model $T/model.json --cluster $tmp/cv.json --gbs $1 --schedule $2 --sharding dp,zdp --solvers ${mips}enum --json 2>&1 |
          sed -n 's/.*"name": "\([a-z]*\)", "status": "\([a-z-]*\)", "iteration_time": \([0-9.e+-]*\),.*"lower_bound": \([0-9.e+-]*\).*/\1 \2 \3 \4/p')
   verdict=$(awk -v want=$(( $(echo "$mips" | tr -cd , | wc -c) + 1 )) '{ t[$1] = $3; b[$1] = $4; st[$1] = $2 }
     END { e = t["enum"]; if (st["enum"] != "optimal" || e == "") { print "enum did not prove an optimum"; exit }
@@ -210,12 +219,13 @@ for v in "8 1f1b 80 1" "16 gpipe 80 1" "8 1f1b 5 1" "8 1f1b 80 0.6" "16 1f1b 5 0
 done
 CFG=(--config pp=2,tp=1,dp=2,mbs=1 --fixed)
 # The exact MIP's size for L layers, pp stages, dp replicas (tp 1), docs/formulation.md:
-# columns u L(pp-1), x L pp, R pp, z L, v and w L pp each, t pp dp, tau dp, P, Q, and the
-# memory maxima 3 pp; integer u, R, z; rows def_x L pp, order (L-1)(pp-1), nonempty pp,
-# 3 per product (v, w), time pp dp, strag pp dp, pipe dp, sync pp, 3 L pp maxima, mem pp.
+# columns u L(pp-1), x L pp, R pp, z L, v and w L pp each, t pp dp, tau dp, P, Q, the
+# memory maxima 3 pp, the stages' scatter flags y pp and hand-offs e (pp-1) dp (1.2);
+# integer u, R, z; rows def_x L pp, order (L-1)(pp-1), nonempty pp, 3 per product (v, w),
+# time pp dp, strag pp dp, pipe dp, sync pp, 3 L pp maxima, mem pp, y >= w L pp, e (pp-1) dp.
 read -r ncol nint nrow <<<"$(awk -v L=4 -v pp=2 -v dp=2 'BEGIN {
-  print L*(pp-1) + L*pp + pp + L + 2*L*pp + pp*dp + dp + 2 + 3*pp, L*(pp-1) + pp + L,
-        L*pp + (L-1)*(pp-1) + pp + 6*L*pp + 2*pp*dp + dp + pp + 3*L*pp + pp }')"
+  print L*(pp-1) + L*pp + pp + L + 2*L*pp + pp*dp + dp + 2 + 3*pp + pp + (pp-1)*dp, L*(pp-1) + pp + L,
+        L*pp + (L-1)*(pp-1) + pp + 6*L*pp + 2*pp*dp + dp + pp + 3*L*pp + pp + L*pp + (pp-1)*dp }')"
 expect export_lp 0 "wrote $tmp/t.lp (exact MIP, placement fixed): $ncol columns ($nint integer), $nrow rows" -- $H export-lp "${tiny[@]}" "${CFG[@]}" -o $tmp/t.lp
 expect export_mps 0 "wrote $tmp/t.mps" -- $H export-lp "${tiny[@]}" "${CFG[@]}" --mps -o $tmp/t.mps
 expect export_bad_config 2 "--config: expected pp=P,tp=T,dp=D,mbs=B" -- $H export-lp "${tiny[@]}" --config pp=2,tp=1
@@ -232,9 +242,9 @@ if command -v glpsol >/dev/null && command -v cbc >/dev/null; then
     ok "export_round_trip_glpsol_cbc_lp_mps_agree ($objs )"
   else bad export_round_trip_glpsol_cbc_lp_mps_agree "objectives: $objs"; fi
   obj1=$(echo $objs | awk '{print $1}')
-  expect decode_cbc 0 "iteration 0.820404 s by the evaluator (MIP objective at the file's values 0.820404)" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/c1.sol -o $tmp/d1.json
-  expect decode_glpsol 0 "iteration 0.820404 s by the evaluator" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/g1.txt -o $tmp/d2.json
-  if [ "$obj1" = "820.404" ]; then ok external_optimum_is_the_decoded_plans_time_in_ms; else bad external_optimum_is_the_decoded_plans_time_in_ms "glpsol: $obj1 (the objective is in milliseconds)"; fi
+  expect decode_cbc 0 "iteration 0.821234 s by the evaluator (MIP objective at the file's values 0.821234)" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/c1.sol -o $tmp/d1.json
+  expect decode_glpsol 0 "iteration 0.821234 s by the evaluator" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $tmp/g1.txt -o $tmp/d2.json
+  if [ "$obj1" = "821.234" ]; then ok external_optimum_is_the_decoded_plans_time_in_ms; else bad external_optimum_is_the_decoded_plans_time_in_ms "glpsol: $obj1 (the objective is in milliseconds)"; fi
   expect decode_wrong_file 3 "names none of the MIP's columns" -- $H decode "${tiny[@]}" "${CFG[@]}" --solution $T/plan.json
   # The pattern program of the same configuration, through both tools: they agree, and
   # the plan it decodes to is a plan, evaluated no faster than the program's optimum,
@@ -503,13 +513,15 @@ done
 
 # Progress on long runs (issue 14 item 3): past 2 s each solver's search prints lines on
 # stderr: "NAME:  T s  PHASE k/n  incumbent X", with the bound only for the solvers that
-# prove one (the MIP solvers), never for dp and sa, which claim none.
+# prove one (the MIP solvers, within their space: sharding dp and zdp), never for dp and sa,
+# which claim none.
 . bench/mixed_cluster.sh
 mixed_cluster 96 $tmp/c96.json
 for s in dp sa cbc; do
   if ! $H solvers | grep -q "^$s "; then skip "progress_lines_$s" "this build lacks $s"; continue; fi
+  job=(); [ $s = cbc ] && job=(--sharding dp,zdp)
   out=$($H plan --model models/llama2-140b.json --cluster $tmp/c96.json --gbs 1536 --solver $s \
-        --time-limit 5 -o /dev/null 2>&1); rc=$?
+        "${job[@]}" --time-limit 5 -o /dev/null 2>&1); rc=$?
   name=$(echo $s | tr a-z A-Z)
   lines=$(grep -E "^$name: +[0-9]+\.[0-9] s  .+ [0-9]+/[0-9]+  incumbent ([0-9.]+|none)" <<<"$out")
   n=$(echo -n "$lines" | grep -c .)
