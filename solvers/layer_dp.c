@@ -70,6 +70,7 @@ typedef struct dp_ctx {
   double *ckpre;        /* [n_class][L+1] the same over checkpointable layers */
   double *emax;         /* [pp][L] hand-off after layer j, slowest replica (0 for the last stage) */
   double *rest;         /* [L+1] sum over l >= i of the fastest time of layer l anywhere */
+  double *spre;         /* [HP_N_SHARD][L+1] prefix sums of each layer's states per mode */
   unsigned char *mode;  /* [L] scratch: the modes of a stage under consideration */
   /* the frontiers */
   hp_fpool pool;        /* of points */
@@ -97,23 +98,34 @@ static double lower_bound(const dp_ctx *c, const double *fig, int s, int i)
   return objective(c, g);
 }
 
-/* Inserts into a frontier unless a point dominates it (no figure larger); drops the
- * points it dominates, and past max_frontier the point of the largest objective (or the
+/* Whether a point of figures x is no worse than one of figures v in every completion:
+ * a completion adds the same stages to both, after which the objective differs by at
+ * most (gas-1) (x[MC] - v[MC])+ + x[SUM] - v[SUM] + the (x - v)+ of each max figure
+ * (max(a, z) - max(b, z) <= (a - b)+). When that is <= 0, v can go. This is the usual
+ * componentwise dominance and more: a point may trade a larger reduction, all-gather or
+ * step for at least as much less of the sum. Exact. */
+static int dominates(const dp_ctx *c, const double *x, const double *v)
+{
+  double d = x[SUM] - v[SUM];
+  if (x[MC] > v[MC]) d += (double)(c->pl->gas - 1) * (x[MC] - v[MC]);
+  if (x[RED] > v[RED]) d += x[RED] - v[RED];
+  if (x[GAT] > v[GAT]) d += x[GAT] - v[GAT];
+  if (x[STEP] > v[STEP]) d += x[STEP] - v[STEP];
+  return d <= 0;
+}
+
+/* Inserts into a frontier unless a point dominates it (above); drops the points it
+ * dominates, and past max_frontier the point of the largest objective (or the
  * newcomer, if its objective is no smaller). */
 static hp_err insert(dp_ctx *c, hp_front *f, const point *pt)
 {
   const double *v = pt->fig;
   int w = 0;
   long id;
-  for (int i = 0; i < f->n; i++) {
-    const double *x = at(c, f->ix[i])->fig;
-    if (x[0] <= v[0] && x[1] <= v[1] && x[2] <= v[2] && x[3] <= v[3] && x[4] <= v[4]) return HP_OK;
-  }
-  for (int i = 0; i < f->n; i++) {
-    const double *x = at(c, f->ix[i])->fig;
-    if (!(v[0] <= x[0] && v[1] <= x[1] && v[2] <= x[2] && v[3] <= x[3] && v[4] <= x[4]))
-      f->ix[w++] = f->ix[i];
-  }
+  for (int i = 0; i < f->n; i++)
+    if (dominates(c, at(c, f->ix[i])->fig, v)) return HP_OK;
+  for (int i = 0; i < f->n; i++)
+    if (!dominates(c, v, at(c, f->ix[i])->fig)) f->ix[w++] = f->ix[i];
   f->n = w;
   if (c->o->max_frontier > 0 && f->n >= c->o->max_frontier) {
     int b = 0;
@@ -180,9 +192,14 @@ static hp_err prepare(dp_ctx *c)
   c->f = hp__calloc((size_t)(pp + 1) * (L + 1), sizeof *c->f);
   c->rest = hp__calloc((size_t)L + 1, sizeof *c->rest);
   c->mode = hp__calloc((size_t)L, 1);
+  c->spre = hp__calloc((size_t)HP_N_SHARD * (L + 1), sizeof *c->spre);
   if (!c->nclass || !c->sclass || !c->ntype || !c->stype || !c->scap || !c->inv_hbm || !c->pre ||
-      !c->ckpre || !c->emax || !c->f || !c->rest || !c->mode)
+      !c->ckpre || !c->emax || !c->f || !c->rest || !c->mode || !c->spre)
     return HP_NOMEM;
+  for (int m = 0; m < HP_N_SHARD; m++) {
+    double *sp = &c->spre[(size_t)m * (L + 1)];
+    for (int l = 0; l < L; l++) sp[l + 1] = sp[l] + hp_costs_layer_states(&c->k, l, m);
+  }
   for (int k = 0; k < nk; k++) {
     double *pk = &c->pre[(size_t)k * (L + 1)], *ck = &c->ckpre[(size_t)k * (L + 1)];
     for (int l = 0; l < L; l++) {
@@ -256,13 +273,15 @@ static int fits_all(const dp_ctx *c, int s, const hp_mem_terms *t /* [ntype] */,
 /* The shortest suffix k..j (k > i) of the stage in mode `m`, the rest in the base mode,
  * that fits, or -1. Sharding a layer changes its states and, for zdp, the gather buffer
  * (the largest zdp layer's); the activation and working terms do not depend on the mode,
- * so the base terms are adjusted layer by layer (hp_costs_layer_states). */
+ * so the base terms are adjusted by the suffix's states in each mode (prefix sums of
+ * hp_costs_layer_states). */
 static int shard_suffix(const dp_ctx *c, int s, int i, int j, const stage_mem *sm, int m, int rec)
 {
-  double dstates = 0, buf = 0;
+  const double *sm_ = &c->spre[(size_t)m * (c->L + 1)], *sb = &c->spre[(size_t)c->base * (c->L + 1)];
+  double buf = 0;
   for (int k = j; k > i; k--) {       /* k = i is the whole stage: that option exists apart */
     int ok = 1;
-    dstates += hp_costs_layer_states(&c->k, k, m) - hp_costs_layer_states(&c->k, k, c->base);
+    double dstates = (sm_[j + 1] - sm_[k]) - (sb[j + 1] - sb[k]);
     if (m == HP_SHARD_ZDP && c->k.layer[k].param > buf) buf = c->k.layer[k].param;
     for (int q = 0; q < c->ntype[s] && ok; q++) {
       hp_mem_terms t = sm->m[c->base][q];
@@ -299,10 +318,17 @@ static void set_modes(dp_ctx *c, int i, int j, int zfrom, int mode, int smode)
   for (int l = i; l <= j; l++) c->mode[l] = (unsigned char)(l < zfrom ? mode : smode);
 }
 
-/* Whether a is no better than b in every figure (a may go). */
-static int option_dominated(const option *a, const option *b)
+/* Whether option b is no worse than option a in every plan (a may go): taking b for a
+ * changes the period and the sum by t_b - t_a (the hand-offs are the stage's either
+ * way), and each max figure by at most its (b - a)+ (as in dominates()). */
+static int option_dominated(const dp_ctx *c, const option *a, const option *b)
 {
-  return b->t <= a->t && b->red <= a->red && b->gat <= a->gat && b->step <= a->step;
+  double d = b->t - a->t;
+  if (b->t > a->t) d += (double)(c->pl->gas - 1) * (b->t - a->t);
+  if (b->red > a->red) d += b->red - a->red;
+  if (b->gat > a->gat) d += b->gat - a->gat;
+  if (b->step > a->step) d += b->step - a->step;
+  return d <= 0;
 }
 
 /* The options of stage s = layers i..j (memory terms sm), at most 2 * HP_N_SHARD * 2. */
@@ -339,14 +365,15 @@ static int stage_options(dp_ctx *c, int s, int i, int j, const stage_mem *sm, op
       }
     }
   }
-  /* drop the options another is at least as good as in every figure (the first of equals
-   * stays) */
+  /* drop the options another is no worse than in every plan (the first of equals stays):
+   * e.g. zero2 and zdp wherever zero1 fits, their per-micro-batch reduce-scatter costing
+   * at least what zero1's one reduction does */
   int w = 0;
   for (int a = 0; a < n; a++) {
     int drop = 0;
     for (int b = 0; b < n && !drop; b++)
-      if (b != a && option_dominated(&out[a], &out[b]) &&
-          (!option_dominated(&out[b], &out[a]) || b < a))
+      if (b != a && option_dominated(c, &out[a], &out[b]) &&
+          (!option_dominated(c, &out[b], &out[a]) || b < a))
         drop = 1;
     if (!drop) out[w++] = out[a];
   }
@@ -467,6 +494,7 @@ static void release(dp_ctx *c)
   free(c->emax);
   free(c->rest);
   free(c->mode);
+  free(c->spre);
   hp_costs_release(&c->k);
 }
 
