@@ -331,8 +331,9 @@ static int option_dominated(const dp_ctx *c, const option *a, const option *b)
   return d <= 0;
 }
 
-/* The options of stage s = layers i..j (memory terms sm), at most 2 * HP_N_SHARD * 2. */
-#define MAX_OPTIONS (4 * HP_N_SHARD)
+/* The options of stage s = layers i..j (memory terms sm): at most one whole-stage
+ * option per mode and, for each recompute flag, a suffix per other mode. */
+#define MAX_OPTIONS (HP_N_SHARD + 2 * (HP_N_SHARD - 1))
 static int stage_options(dp_ctx *c, int s, int i, int j, const stage_mem *sm, option *out)
 {
   int n = 0;
