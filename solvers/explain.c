@@ -26,28 +26,46 @@ void hp_explain_release(hp_explain *x)
   memset(x, 0, sizeof *x);
 }
 
-/* The least memory of a stage with terms `t` (t[0]: replicated, t[1]: all ZeRO-3), over
- * recompute and sharding; the choice goes to *rec, *z. */
-static double least_mem(const hp_costs *c, int s, const hp_mem_terms *t, int *rec, int *z)
+/* The modes the nearest miss may give a stage: the job's (cost-model.md 5), the
+ * least-sharded alone when dp = 1 (every mode is dp there, 7.1). */
+static unsigned miss_modes(const hp_problem *prob, const hp_costs *c)
+{
+  unsigned m = hp_job_modes(&prob->job);
+  return c->dp > 1 ? m : m & (~m + 1u);
+}
+
+/* The least memory of a stage with terms `t` (t[m]: every layer in mode m), over
+ * recompute and the modes of `modes`; the choice goes to *rec, *mode. */
+static double least_mem(const hp_costs *c, int s, const hp_mem_terms *t, unsigned modes,
+                        int *rec, int *mode)
 {
   double best = INFINITY;
-  for (int zz = 0; zz < (c->dp > 1 ? 2 : 1); zz++)
+  for (int m = 0; m < HP_N_SHARD; m++) {
+    if (!(modes >> m & 1u)) continue;
     for (int rr = 0; rr < 2; rr++) {
-      double m = hp_cost_mem_total(&t[zz], c->inflight[s], rr);
-      if (m < best) {   /* strictly less: fewer levers on ties (they cost time) */
-        best = m;
+      double v = hp_cost_mem_total(&t[m], c->inflight[s], rr);
+      if (v < best) {   /* strictly less: fewer levers on ties (they cost time) */
+        best = v;
         if (rec) *rec = rr;
-        if (z) *z = zz;
+        if (mode) *mode = m;
       }
     }
+  }
   return best;
 }
 
+static void add_layer(const hp_costs *c, int l, unsigned modes, hp_mem_terms *t)
+{
+  for (int m = 0; m < HP_N_SHARD; m++)
+    if (modes >> m & 1u) hp_costs_mem_add(c, l, m, 1, -1, &t[m]);
+}
+
 /* The split of pl's layers into its pp stages that minimises the largest shortfall
- * max_s (M_s - cap_s), each stage taking its least-memory recompute and sharding; sets
- * pl->first, recompute and zdp, and returns that shortfall (bytes, before reserves: cap
- * is capacity less reserve). */
-static double split_least_short(const hp_costs *c, hp_plan *pl, double *f, int *arg)
+ * max_s (M_s - cap_s), each stage taking its least-memory recompute and mode among
+ * `modes`; sets pl->first, recompute and modes, and returns that shortfall (bytes,
+ * before reserves: cap is capacity less reserve). */
+static double split_least_short(const hp_costs *c, unsigned modes, hp_plan *pl, double *f,
+                                int *arg)
 {
   int L = c->n_layers, pp = c->pp;
 #define F(s, j) f[(size_t)(s) * (size_t)(L + 1) + (size_t)(j)]
@@ -55,25 +73,23 @@ static double split_least_short(const hp_costs *c, hp_plan *pl, double *f, int *
   for (int s = 0; s < pp; s++)
     for (int j = 0; j <= L; j++) F(s, j) = INFINITY;
   {
-    hp_mem_terms t[2];
+    hp_mem_terms t[HP_N_SHARD];
     memset(t, 0, sizeof t);
     for (int j = 1; j <= L - (pp - 1); j++) {
-      hp_costs_mem_add(c, j - 1, HP_SHARD_DP, 1, -1, &t[0]);
-      hp_costs_mem_add(c, j - 1, HP_SHARD_ZDP, 1, -1, &t[1]);
-      F(0, j) = least_mem(c, 0, t, NULL, NULL) - c->cap[0];
+      add_layer(c, j - 1, modes, t);
+      F(0, j) = least_mem(c, 0, t, modes, NULL, NULL) - c->cap[0];
       ARG(0, j) = 0;
     }
   }
   for (int s = 1; s < pp; s++)
     for (int j = s + 1; j <= L - (pp - 1 - s); j++) {
-      hp_mem_terms t[2];
-    memset(t, 0, sizeof t);
+      hp_mem_terms t[HP_N_SHARD];
+      memset(t, 0, sizeof t);
       for (int i = j - 1; i >= s; i--) {   /* stage s = layers i..j-1 */
         double over, v;
-        hp_costs_mem_add(c, i, HP_SHARD_DP, 1, -1, &t[0]);
-        hp_costs_mem_add(c, i, HP_SHARD_ZDP, 1, -1, &t[1]);
+        add_layer(c, i, modes, t);
         if (F(s - 1, i) == INFINITY) continue;
-        over = least_mem(c, s, t, NULL, NULL) - c->cap[s];
+        over = least_mem(c, s, t, modes, NULL, NULL) - c->cap[s];
         v = over > F(s - 1, i) ? over : F(s - 1, i);
         if (v < F(s, j)) {
           F(s, j) = v;
@@ -91,20 +107,39 @@ static double split_least_short(const hp_costs *c, hp_plan *pl, double *f, int *
     hp_plan_split_even(pl);
   }
   for (int s = 0; s < pp; s++) {
-    hp_mem_terms t[2];
+    hp_mem_terms t[HP_N_SHARD];
+    int rec = 0, mode = 0;
     memset(t, 0, sizeof t);
-    int rec = 0, z = 0;
-    for (int l = pl->first[s]; l < pl->first[s + 1]; l++) {
-      hp_costs_mem_add(c, l, HP_SHARD_DP, 1, -1, &t[0]);
-      hp_costs_mem_add(c, l, HP_SHARD_ZDP, 1, -1, &t[1]);
-    }
-    least_mem(c, s, t, &rec, &z);
+    for (int l = pl->first[s]; l < pl->first[s + 1]; l++) add_layer(c, l, modes, t);
+    least_mem(c, s, t, modes, &rec, &mode);
     pl->recompute[s] = (unsigned char)rec;
-    for (int l = pl->first[s]; l < pl->first[s + 1]; l++) pl->mode[l] = z ? HP_SHARD_ZDP : HP_SHARD_DP;
+    for (int l = pl->first[s]; l < pl->first[s + 1]; l++) {
+      pl->mode[l] = (unsigned char)mode;
+      pl->slices[l] = 0;
+    }
   }
   return F(pp - 1, L);
 #undef F
 #undef ARG
+}
+
+/* The nearest-miss split of pl: each stage its own least-memory mode, or, under
+ * uniform_sharding, the one mode for the plan whose split has the least shortfall. */
+static void least_short(const hp_problem *prob, const hp_costs *c, hp_plan *pl, double *f,
+                        int *arg)
+{
+  unsigned modes = miss_modes(prob, c);
+  if (prob->job.uniform_sharding && (modes & (modes - 1u))) {
+    double best = INFINITY;
+    int bm = -1;
+    for (int m = 0; m < HP_N_SHARD; m++)
+      if (modes >> m & 1u) {
+        double v = split_least_short(c, 1u << m, pl, f, arg);
+        if (bm < 0 || v < best) { best = v; bm = m; }
+      }
+    modes = 1u << bm;
+  }
+  split_least_short(c, modes, pl, f, arg);
 }
 
 /* The largest M - capacity of any device, its device, and how many are over. */
@@ -151,7 +186,7 @@ static hp_err nearest_miss(const hp_problem *prob, double deadline, const hp_lim
       double w;
       if ((err = hp__plan_fixed(prob, &cfg, variant, &pl, d))) break;
       if ((err = hp_costs_build(prob, pl, &k, d))) { hp_plan_destroy(&pl); break; }
-      split_least_short(&k, pl, f, arg);
+      least_short(prob, &k, pl, f, arg);
       hp_costs_release(&k);
       if ((err = hp_evaluate(prob, pl, &e, d))) { hp_plan_destroy(&pl); break; }
       w = worst_device(&e, &dev, &n_over);
@@ -324,8 +359,10 @@ static hp_err more_gpus(const hp_problem *prob, const hp_limits *lim, double dea
 static void describe_levers(const hp_problem *prob, hp_explain *x)
 {
   const hp_plan *m = x->miss;
-  int nr = 0, nz = 0, pp_max = 0, nd = hp__degrees(prob, NULL, 0);
+  int nr = 0, ns = 0, pp_max = 0, nd = hp__degrees(prob, NULL, 0), per[HP_N_SHARD] = {0};
   int *deg = hp__calloc((size_t)nd * 3, sizeof *deg);
+  char modes[96] = "";
+  size_t len = 0;
   if (deg) {
     hp__degrees(prob, deg, nd);
     for (int i = 0; i < nd; i++)
@@ -333,11 +370,20 @@ static void describe_levers(const hp_problem *prob, hp_explain *x)
     free(deg);
   }
   for (int s = 0; s < m->pp; s++) nr += m->recompute[s];
-  for (int l = 0; l < m->n_layers; l++) nz += hp_plan_sharded(m, l);
+  for (int l = 0; l < m->n_layers; l++)
+    if (hp_plan_sharded(m, l)) {
+      ns++;
+      per[m->mode[l]]++;
+    }
+  for (int q = 1; q < HP_N_SHARD; q++)
+    if (per[q] && len < sizeof modes)
+      len += (size_t)snprintf(modes + len, sizeof modes - len, "%s%s %d", len ? ", " : " (",
+                              hp_shard_name(q), per[q]);
+  if (len && len < sizeof modes) snprintf(modes + len, sizeof modes - len, ")");
   snprintf(x->levers, sizeof x->levers, "micro-batches of 1; recompute on %d of %d stages; "
-           "ZeRO-3 on %d of %d layers%s; %d stages (the space allows up to %d); each where it "
-           "saves memory", nr, m->pp, nz, m->n_layers, m->dp > 1 ? "" : " (dp 1: nothing to shard)",
-           m->pp, pp_max);
+           "sharding on %d of %d layers%s%s; %d stages (the space allows up to %d); each where "
+           "it saves memory", nr, m->pp, ns, m->n_layers, modes,
+           m->dp > 1 ? "" : " (dp 1: nothing to shard)", m->pp, pp_max);
 }
 
 hp_err hp_explain_infeasible(const hp_problem *prob, const hp_limits *lim, hp_explain *x,

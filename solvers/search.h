@@ -24,7 +24,10 @@ int hp__degrees(const hp_problem *p, int *out, int cap);
 
 typedef struct hp_dp_opts {
   int allow_recompute;   /* a stage may recompute when it does not fit otherwise */
-  int allow_zdp;         /* a stage may shard all its layers (ZeRO-3) when dp > 1 */
+  /* The sharding modes the DP may use, a mask of 1 << hp_shard, within the job's list
+   * (hp_job_modes); 0: the job's list. A mask with none of the job's modes gives the
+   * job's modes (a plan must use them). */
+  unsigned modes;
   int ignore_memory;     /* AMP as published: no memory model */
   /* Optional per-layer time override (seconds per micro-batch, before recompute), the
    * same for every device: AMP's averaged device speed. NULL: the evaluator's times. */
@@ -46,13 +49,18 @@ typedef struct hp_dp_opts {
 void hp__dp_opts_init(hp_dp_opts *o);
 
 /* Chooses the stage boundaries of `plan` (its shape, mbs, gas, schedule and placement
- * set), and per stage the recompute flag and the sharding (none, every layer, or -- when
- * replicated does not fit -- the shortest suffix of the stage's layers that makes it
- * fit), minimising (gas-1) max_s t_s + sum_s (t_s + e_s) + max_s sync_s, where
- * t_s, e_s are the slowest replica's stage and hand-off times. Exact over that space;
- * equal to the evaluator's T when the replicas of every stage are alike. Sets *found
- * to 0 (plan untouched) when no split fits in memory. *objective gets the DP's figure.
- * `work` (may be NULL) accumulates the frontier points created. */
+ * set), and per stage the recompute flag (only where it does not fit without) and the
+ * sharding: each allowed mode for the whole stage, or -- when the least-sharded allowed
+ * mode does not fit -- the shortest suffix of the stage's layers in another allowed mode
+ * that makes it fit (under uniform_sharding: one mode for the plan, each tried). It
+ * minimises cost model 1.2's time under grad_sync end (cost-model.md 3):
+ *   (gas-1) max_s c_s + sum_s (t_s + e_s) + max_s red_s + max_s U_s + max_s gat_s,
+ * c_s = t_s + (e_{s-1} + e_s) / 2, with t_s, e_s the slowest replica's stage and hand-off
+ * times; under overlap the same figure (an upper bound, a heuristic there). Exact over
+ * that space; equal to the evaluator's T under `end` when the replicas of every stage are
+ * alike. Slices (max_slices) are left at 1. Sets *found to 0 (plan untouched) when no
+ * split fits in memory, or when stopped before any split was found. *objective gets the
+ * DP's figure. `work` (may be NULL) accumulates the frontier points created. */
 hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
                     int *found, double *objective, long *work, hp_diag *d);
 
@@ -60,6 +68,19 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
 typedef struct hp_config { int pp, tp, dp, mbs; } hp_config;
 /* Allocates *out (free with free()); returns the count, or -1 out of memory. */
 int hp__configs(const hp_problem *prob, hp_config **out);
+
+/* Idle devices (job.idle_devices, cost-model.md 2, 5, 7.19): the configurations of the
+ * devices left when every node of the `drop` slowest device types (by peak x efficiency;
+ * of equals the later type first) is idle, for drop = 1 .. (types with nodes) - 1, each
+ * with pp * tp * dp = the kept devices and tp dividing every kept node's GPU count. The
+ * whole-cluster configurations are hp__configs'. */
+typedef struct hp_idle_config { hp_config c; int drop; } hp_idle_config;
+/* Allocates *out (free with free()); returns the count (0 without idle_devices), or -1
+ * out of memory. */
+int hp__configs_idle(const hp_problem *prob, hp_idle_config **out);
+/* Marks keep[node] for the nodes kept when the `drop` slowest types are idle; returns
+ * their device count (-1 out of memory). */
+int hp__idle_kept(const hp_problem *p, int drop, unsigned char *keep);
 
 
 /* The frontier cap of the layer DP where it serves heuristics (seeds, decoding, sa): far
@@ -113,6 +134,10 @@ void hp__place_fixed(hp_plan *pl, int variant);
 /* A fresh plan of configuration c (gas set, stages empty) under fixed placement `variant`. */
 hp_err hp__plan_fixed(const hp_problem *p, const hp_config *c, int variant, hp_plan **out,
                       hp_diag *d);
+/* The same on the kept devices of an idle configuration: slot i of variant 0 takes the
+ * i-th kept device in device order; variant 1 mirrors the stages. */
+hp_err hp__plan_fixed_idle(const hp_problem *p, const hp_idle_config *c, int variant,
+                           hp_plan **out, hp_diag *d);
 /* Calls fn(ctx, i, variant, plan) for every configuration cfg[i] and both fixed placements
  * (one when pp = 1), with a fresh plan of each that fn may change but not keep. Stops at
  * fn's first error, or early when hp__should_stop(lim, deadline, out). */
@@ -206,12 +231,15 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
                           const hp_limits *lim, double cutoff, double deadline, double share,
                           hp_result *out, hp_cfg_bound *b, hp_diag *d);
 
-/* The items of the driver's phase 1 (seed.c): hp__seed_items(n) of them, configurations
- * 0..n-1 and then the baselines (hethub, dhondt, megatron, megatron-params, pipette, amp,
- * osdp). Item i < n is the layer DP of configuration i under both fixed placements, its
- * best figure written to fixed_obj[i] (INFINITY if none fits); a baseline's item runs it
- * within the deadline and keeps its plan if it fits. Plans are offered to `out`. */
-int hp__seed_items(int n);
+/* The items of the driver's phase 1 (seed.c): hp__seed_items(p, n) of them,
+ * configurations 0..n-1, then the baselines (hethub, dhondt, megatron, megatron-params,
+ * pipette, amp, osdp), then, under idle_devices, the idle configurations
+ * (hp__configs_idle). Item i < n is the layer DP of configuration i under both fixed
+ * placements, its best figure written to fixed_obj[i] (INFINITY if none fits); an idle
+ * configuration's item is the same on its kept devices, with no figure written; a
+ * baseline's item runs it within the deadline and keeps its plan if it fits. Plans are
+ * offered to `out`. */
+int hp__seed_items(const hp_problem *p, int n);
 hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
                      double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d);
 

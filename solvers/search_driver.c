@@ -222,7 +222,7 @@ static hp_err team_check(const search *s, hp_err err, hp_diag *d)
 static hp_err incumbents(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
-  int items = hp__seed_items(s->n);
+  int items = hp__seed_items(s->prob, s->n);
   double until = s->cert ? s->t0 + s->budget / 4 : s->deadline;
   hp_err err = HP_OK, e2;
   s->phase = s->cert ? "heuristics" : "fixed placements and baselines";

@@ -92,6 +92,33 @@ hp_err hp__plan_fixed(const hp_problem *p, const hp_config *c, int variant, hp_p
   return err;
 }
 
+hp_err hp__plan_fixed_idle(const hp_problem *p, const hp_idle_config *c, int variant,
+                           hp_plan **out, hp_diag *d)
+{
+  const hp_cluster *cl = p->cluster;
+  unsigned char *keep = hp__calloc((size_t)cl->n_nodes, 1);
+  int *kept = hp__calloc((size_t)cl->n_devices, sizeof *kept), n = 0;
+  hp_err err = HP_OK;
+  if (!keep || !kept || hp__idle_kept(p, c->drop, keep) < 0) err = hp_fail(d, HP_NOMEM, "out of memory");
+  if (!err) {
+    for (int k = 0; k < cl->n_nodes; k++)
+      if (keep[k])
+        for (int g = 0; g < cl->nodes[k].gpus; g++) kept[n++] = cl->nodes[k].first + g;
+    if (!(err = hp__plan_for(p, &c->c, out, d))) {
+      hp_plan *pl = *out;
+      int per = pl->dp * pl->tp;
+      /* whole kept nodes in device order, tp dividing each: a TP group of consecutive
+       * kept devices lies in one node */
+      for (int s = 0; s < pl->pp; s++)
+        for (int i = 0; i < per; i++)
+          pl->dev[(size_t)s * per + i] = kept[(size_t)(variant ? pl->pp - 1 - s : s) * per + i];
+    }
+  }
+  free(keep);
+  free(kept);
+  return err;
+}
+
 hp_err hp__each_fixed_placement(const hp_problem *p, const hp_config *cfg, int n,
                                 const hp_limits *lim, double deadline, hp_result *out,
                                 hp_fixed_fn fn, void *ctx, hp_diag *d)

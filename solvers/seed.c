@@ -3,8 +3,11 @@
  * is the exact layer DP of one configuration under the two fixed placements (Megatron
  * order and its stage mirror), or one baseline of the literature (HetHub, SageMaker's
  * D'Hondt, Megatron's rules, Pipette, AMP, OSDP), whose plans are often better than those
- * two placements on mixed clusters; a baseline's plan that does not fit is not kept. The
- * order, the claims and the time share are the driver's. */
+ * two placements on mixed clusters; a baseline's plan that does not fit is not kept; or,
+ * under a job with idle_devices, the layer DP of a configuration of the devices left when
+ * the slowest types are idle (hp__configs_idle), under the same two placements of the
+ * kept devices (the pattern phase does not see them). The order, the claims and the time
+ * share are the driver's. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -61,7 +64,33 @@ static const char *const baselines[] = { "hethub", "dhondt", "megatron", "megatr
                                          "pipette", "amp", "osdp" };
 #define N_BASELINES ((int)(sizeof baselines / sizeof *baselines))
 
-int hp__seed_items(int n) { return n + N_BASELINES; }
+int hp__seed_items(const hp_problem *p, int n)
+{
+  hp_idle_config *ic = NULL;
+  int ni = p->job.idle_devices ? hp__configs_idle(p, &ic) : 0;
+  free(ic);
+  return n + N_BASELINES + (ni > 0 ? ni : 0);
+}
+
+/* Idle configuration `k` (hp__configs_idle) under both fixed placements of its kept
+ * devices. */
+static hp_err idle_item(const hp_problem *p, const hp_limits *lim, double deadline, hp_result *out,
+                        int k, hp_diag *d)
+{
+  hp_idle_config *ic = NULL;
+  int ni = hp__configs_idle(p, &ic);
+  hp_err err = HP_OK;
+  if (ni < 0) return hp_fail(d, HP_NOMEM, "out of memory");
+  for (int variant = 0; k < ni && variant < (ic[k].c.pp > 1 ? 2 : 1) && !err; variant++) {
+    hp_plan *pl = NULL;
+    double obj;
+    if (!(err = hp__plan_fixed_idle(p, &ic[k], variant, &pl, d)))
+      err = split_and_offer(p, pl, lim, deadline, 0, out, &obj, d);
+    hp_plan_destroy(&pl);
+  }
+  free(ic);
+  return err;
+}
 
 hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_limits *lim,
                      double deadline, hp_result *out, double *fixed_obj, int item, hp_diag *d)
@@ -71,7 +100,8 @@ hp_err hp__seed_item(const hp_problem *p, const hp_config *cfg, int n, const hp_
     sweep sw = { p, lim, out, fixed_obj ? fixed_obj + item : NULL, deadline };
     return hp__each_fixed_placement(p, cfg + item, 1, lim, deadline, out, split_fixed, &sw, d);
   }
-  const hp_solver *s = item - n < N_BASELINES ? hp_solver_find(baselines[item - n]) : NULL;
+  if (item >= n + N_BASELINES) return idle_item(p, lim, deadline, out, item - n - N_BASELINES, d);
+  const hp_solver *s = hp_solver_find(baselines[item - n]);
   hp_limits l = *lim;
   hp_result r;
   double left = deadline - hp__now();

@@ -55,7 +55,7 @@ static hp_err amp_solve(const hp_problem *prob, const hp_plan *start, const hp_l
     hp__dp_opts_init(&o);
     o.ignore_memory = 1;
     o.allow_recompute = 0;
-    o.allow_zdp = 0;
+    o.modes = 1u << HP_SHARD_DP;   /* no ZeRO (the job's modes if it lacks dp) */
     o.layer_time = t;
     o.cutoff = best;
     o.stop = lim->stop;

@@ -79,6 +79,50 @@ TEST(explain_too_big_names_the_device_and_the_shortfall)
   hp_problem_destroy(&p);
 }
 
+/* One layer TP cannot split, 4e8 parameters, on four devices: pp 1, and dp 4 holds the
+ * least. Per device, in bytes: dp 6.4e9; zero1 (2 + 2 + 12/4) x 4e8 = 2.8e9; zero2
+ * (2 + 14/4) x 4e8 = 2.2e9; zdp 16 x 4e8 / 4 + the gathered 2 x 4e8 = 2.4e9. The nearest
+ * miss takes the least-memory mode among the job's: zero2 of all four, zero1 of dp and
+ * zero1, zdp of dp and zdp; a fast device is short by that less 0.75 GiB. */
+static void miss_under(unsigned sharding, double *short_bytes, int *mode, char *levers, size_t n)
+{
+  hp_problem *p = fx_problem("{ \"layers\": [ { \"name\": \"x\", \"params\": 4e8, \"act_bytes\": 0,"
+                             " \"out_bytes\": 1, \"flops\": 1e9, \"splittable\": false } ] }",
+                             fx_tiny_cluster, NULL, 4, HP_1F1B);
+  hp_limits lim;
+  hp_explain x;
+  hp_diag d = {0};
+  p->job.sharding = sharding;
+  hp_limits_init(&lim);
+  lim.time_limit = 20;
+  *short_bytes = NAN;
+  *mode = -1;
+  if (hp_explain_infeasible(p, &lim, &x, &d) == HP_OK && x.have_miss) {
+    *short_bytes = x.short_bytes;
+    *mode = x.miss->dp == 4 ? x.miss->mode[0] : -1;
+    snprintf(levers, n, "%s", x.levers);
+  }
+  hp_explain_release(&x);
+  hp_problem_destroy(&p);
+}
+
+TEST(explain_nearest_miss_takes_the_least_memory_mode_of_the_job)
+{
+  double sb;
+  int mode;
+  char lv[400] = "";
+  miss_under(0, &sb, &mode, lv, sizeof lv);
+  CHECK_NEAR(sb, 2.2e9 - 0.75 * GIB, 1e-12);
+  CHECK_INT(mode, HP_SHARD_ZERO2);
+  CHECK_CONTAINS(lv, "sharding on 1 of 1 layers (zero2 1)");
+  miss_under(1u << HP_SHARD_DP | 1u << HP_SHARD_ZERO1, &sb, &mode, lv, sizeof lv);
+  CHECK_NEAR(sb, 2.8e9 - 0.75 * GIB, 1e-12);
+  CHECK_INT(mode, HP_SHARD_ZERO1);
+  miss_under(1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP, &sb, &mode, lv, sizeof lv);
+  CHECK_NEAR(sb, 2.4e9 - 0.75 * GIB, 1e-12);
+  CHECK_INT(mode, HP_SHARD_ZDP);
+}
+
 /* 6e7 parameters a layer, gbs 12: the least a fast device can hold on four devices is two
  * layers at tp 2, 16 x 2 x 6e7 / 2 = 9.6e8 bytes, short by 9.6e8 + 0.25 GiB - 1 GiB. One
  * more node of two fast GPUs fits pp 3, tp 2 (a slow device of 1 GiB, no reserve, holds
