@@ -193,7 +193,8 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
     for (int l = 0; l < pl->n_layers; l++) own->mode[l] = r->zdp[l] ? HP_SHARD_ZDP : HP_SHARD_DP;
   else memset(own->mode, 0, (size_t)pl->n_layers);
   hp__dp_opts_init(&o);
-  o.allow_zdp = (hp_job_modes(&p->job) >> HP_SHARD_ZDP & 1) != 0;   /* the job's modes */
+  /* the certificate's modes within the job's (hp__cert_scope): dp and zdp */
+  o.modes = hp_job_modes(&p->job) & (1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP);
   o.deadline = deadline;
   o.stop = stop;
   o.max_frontier = HP_DP_HEURISTIC_FRONTIER;

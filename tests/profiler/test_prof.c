@@ -144,7 +144,7 @@ TEST(op_lists_under_sequence_parallelism_keep_a_over_t)
    * the setting changes nothing. */
   static const int tps[] = { 1, 2, 8 }, mbss[] = { 1, 3 };
   for (size_t f = 0; f < sizeof transformers / sizeof *transformers; f++) {
-    hp_model *m = load_model(transformers[f]);
+    hp_model *m = load_model_eager(transformers[f]);   /* the profiler runs eager attention */
     for (size_t k = 0; k < 4; k++) {
       int l = layer_of_kind(m, tf_kinds[k]);
       const hp_layer *L = &m->layers[l];
