@@ -17,9 +17,10 @@ static void die(const char *what, const hp_diag *d)
   exit(1);
 }
 
-/* A homogeneous cluster of `nodes` x `gpus` devices of one type. */
-static hp_cluster *make_cluster(int nodes, int gpus, double mem_gib, double tflops,
-                                double intra, double inter)
+/* A homogeneous cluster of `nodes` x `gpus` devices of one type (named as the profile
+ * names it: T4, A100), with its memory bandwidth (datasheet: T4 320, A100 80 GB 2039 GB/s). */
+static hp_cluster *make_cluster(const char *type, int nodes, int gpus, double mem_gib,
+                                double tflops, double hbm_gbs, double intra, double inter)
 {
   size_t cap = 256 + (size_t)nodes * 120;
   char *buf = malloc(cap);
@@ -27,14 +28,39 @@ static hp_cluster *make_cluster(int nodes, int gpus, double mem_gib, double tflo
   hp_cluster *c = NULL;
   hp_diag d = {0};
   n += (size_t)snprintf(buf + n, cap - n,
-                        "{ \"name\": \"%dx%d\", \"device_types\": { \"g\": { \"mem_gib\": %g, "
-                        "\"reserved_gib\": 1, \"tflops\": %g, \"efficiency\": 0.4 } }, \"nodes\": [",
-                        nodes, gpus, mem_gib, tflops);
+                        "{ \"name\": \"%dx%d\", \"device_types\": { \"%s\": { \"mem_gib\": %g, "
+                        "\"reserved_gib\": 1, \"tflops\": %g, \"efficiency\": 0.4, \"hbm_gbs\": %g } },"
+                        " \"nodes\": [", nodes, gpus, type, mem_gib, tflops, hbm_gbs);
   for (int i = 0; i < nodes; i++)
-    n += (size_t)snprintf(buf + n, cap - n, "%s{ \"name\": \"n%d\", \"type\": \"g\", \"gpus\": %d, "
-                          "\"intra_gbps\": %g, \"intra_lat_us\": 5 }", i ? "," : "", i, gpus, intra);
+    n += (size_t)snprintf(buf + n, cap - n, "%s{ \"name\": \"n%d\", \"type\": \"%s\", \"gpus\": %d, "
+                          "\"intra_gbps\": %g, \"intra_lat_us\": 5 }", i ? "," : "", i, type, gpus, intra);
   snprintf(buf + n, cap - n, "], \"inter_gbps\": %g, \"inter_lat_us\": 10 }", inter);
   if (hp_cluster_parse(buf, "bench-cluster", &c, &d)) die("cluster", &d);
+  free(buf);
+  return c;
+}
+
+/* bench/mixed_cluster.sh's cluster: `nodes` 8-GPU nodes alternating A100 80 GB and V100
+ * 32 GB, NVLink inside, 100 Gbit/s between nodes. */
+static hp_cluster *make_mixed(int nodes)
+{
+  size_t cap = 512 + (size_t)nodes * 120;
+  char *buf = malloc(cap);
+  size_t n = 0;
+  hp_cluster *c = NULL;
+  hp_diag d = {0};
+  n += (size_t)snprintf(buf + n, cap - n,
+                        "{ \"name\": \"mixed-%d\", \"device_types\": {"
+                        " \"A100\": { \"mem_gib\": 80, \"reserved_gib\": 1.5, \"tflops\": 312,"
+                        " \"efficiency\": 0.45, \"hbm_gbs\": 2039 },"
+                        " \"V100\": { \"mem_gib\": 32, \"reserved_gib\": 1, \"tflops\": 125,"
+                        " \"efficiency\": 0.4, \"hbm_gbs\": 900 } }, \"nodes\": [", nodes * 8);
+  for (int i = 0; i < nodes; i++)
+    n += (size_t)snprintf(buf + n, cap - n, "%s{ \"name\": \"n%d\", \"type\": \"%s\", \"gpus\": 8, "
+                          "\"intra_gbps\": %d, \"intra_lat_us\": 5 }", i ? "," : "", i,
+                          i % 2 ? "V100" : "A100", i % 2 ? 2400 : 4800);
+  snprintf(buf + n, cap - n, "], \"inter_gbps\": 100, \"inter_lat_us\": 10 }");
+  if (hp_cluster_parse(buf, "bench-mixed", &c, &d)) die("cluster", &d);
   free(buf);
   return c;
 }
@@ -50,7 +76,7 @@ static hp_model *load_model(const char *path)
 static hp_model *gpt_blocks(int blocks, int hidden, int seq)
 {
   hp_model *m = calloc(1, sizeof *m);
-  hp_transformer t = { HP_TF_GPT, blocks, hidden, 16, 0, seq, 51200, 0 };
+  hp_transformer t = { .family = HP_TF_GPT, .layers = blocks, .hidden = hidden, .heads = 16, .seq = seq, .vocab = 51200 };
   hp_diag d = {0};
   m->name = hp__strdup("gpt-bench");
   m->param_bytes = m->grad_bytes = 2;
@@ -59,19 +85,28 @@ static hp_model *gpt_blocks(int blocks, int hidden, int seq)
   return m;
 }
 
-static hp_problem *problem(hp_model *m, hp_cluster *c, const char *profile, long gbs)
+/* `modes`: the job's sharding list (0: the default, all four of cost model 1.2). */
+static hp_problem *problem_job(hp_model *m, hp_cluster *c, const char *profile, long gbs,
+                               unsigned modes)
 {
   hp_problem *p = NULL;
   hp_profile *pr = NULL;
   hp_diag d = {0};
   if (profile && hp_profile_load(profile, &pr, &d)) die(profile, &d);
-  if (hp_problem_create(&p, m, c, pr, (hp_job){ .gbs = gbs, .schedule = HP_1F1B }, &d)) die("problem", &d);
+  if (hp_problem_create(&p, m, c, pr, (hp_job){ .gbs = gbs, .schedule = HP_1F1B, .sharding = modes },
+                        &d))
+    die("problem", &d);
   return p;
+}
+
+static hp_problem *problem(hp_model *m, hp_cluster *c, const char *profile, long gbs)
+{
+  return problem_job(m, c, profile, gbs, 0);
 }
 
 static void bench_dp_alone(void)
 {
-  hp_problem *p = problem(gpt_blocks(157, 2048, 1024), make_cluster(3, 8, 80, 312, 2400, 200),
+  hp_problem *p = problem(gpt_blocks(157, 2048, 1024), make_cluster("A100", 3, 8, 80, 312, 2039, 2400, 200),
                           NULL, 96);
   hp_plan *pl = NULL;
   hp_diag d = {0};
@@ -126,7 +161,7 @@ int main(void)
     snprintf(label, sizeof label, "GPT-2 (AMP), %dx%d T4, gbs 32", sizes[i][0], sizes[i][1]);
     for (int k = 0; k < 2; k++)
       bench_row(label, problem(load_model("models/gpt2-amp.json"),
-                               make_cluster(sizes[i][0], sizes[i][1], 16, 65, 50, 50),
+                               make_cluster("T4", sizes[i][0], sizes[i][1], 16, 65, 320, 50, 50),
                                "models/gpt2-amp.profile.json", 32), k ? "sa" : "dp");
   }
   {
@@ -138,9 +173,23 @@ int main(void)
         for (int v = 0; v < 2; v++) {
           hp_model *m = load_model(models[k]);
           snprintf(label, sizeof label, "%s, %dx8 A100, gbs %ld", m->name, big[b].nodes, big[b].gbs);
-          bench_row(label, problem(m, make_cluster(big[b].nodes, 8, 80, 312, 4800, 200), NULL,
-                                   big[b].gbs), v ? "sa" : "dp");
+          bench_row(label, problem(m, make_cluster("A100", big[b].nodes, 8, 80, 312, 2039, 4800, 200),
+                                   NULL, big[b].gbs), v ? "sa" : "dp");
         }
+      }
+  }
+  /* 1.2's larger space: the default job (four sharding modes) against the modes of 1.1
+   * (dp, zdp) and dp alone, on 768 mixed GPUs */
+  {
+    static const struct { unsigned modes; const char *name; } jobs[] = {
+      { 0, "all modes" }, { 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP, "dp,zdp" },
+      { 1u << HP_SHARD_DP, "dp" } };
+    static const char *models[] = { "models/llama2-70b.json", "models/llama2-140b.json" };
+    for (int k = 0; k < 2; k++)
+      for (int j = 0; j < 3; j++) {
+        hp_model *m = load_model(models[k]);
+        snprintf(label, sizeof label, "%s, 768 mixed, %s", m->name, jobs[j].name);
+        bench_row(label, problem_job(m, make_mixed(96), NULL, 1536, jobs[j].modes), "dp");
       }
   }
   return 0;
