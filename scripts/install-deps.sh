@@ -2,11 +2,12 @@
 # install-deps.sh -- installs the Debian packages hetplan needs, only those missing.
 # Run as root on Debian 12 (or with sudo). Packages: the C toolchain, pkg-config, cJSON,
 # GLPK and CBC (libraries and command-line solvers), Open MPI, librsvg2-bin (SVG
-# rendering in tests) and chromium (the HTML report shown in a headless browser in tests;
-# they skip that check without it). The CUDA toolkit is optional and never installed here.
+# rendering in tests), chromium (the HTML report shown in a headless browser in tests;
+# they skip that check without it) and python3 (the independent reference evaluator the
+# tests compare with, scripts/ref_eval12.py). The CUDA toolkit is optional, never installed here.
 set -eu
 PKGS="make gcc libc6-dev pkg-config libcjson-dev libglpk-dev glpk-utils coinor-libcbc-dev \
-coinor-cbc libopenmpi-dev openmpi-bin librsvg2-bin chromium"
+coinor-cbc libopenmpi-dev openmpi-bin librsvg2-bin chromium python3"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -109,11 +109,14 @@ double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
   if (!s)
     return ly->flops * mbs / (tl * ty->peak * ty->eff)
            + tp_comm_time(ly, tp, mbs, btp, lattp);
-  /* Never below what the FLOPs take at the type's peak: the measured points are checked
-   * against it (problem.c); an extrapolated time, or one a profile of other shapes gave
-   * (accept_profile_mismatch), is raised to it (beyond rounding: a measured point at
-   * the peak itself stands as it is). */
+  /* The measured points are checked against what the FLOPs take at the type's peak
+   * (problem.c refuses a faster one); what is derived from them (interpolated,
+   * extrapolated, split) is the spec's, clamped at zero only (cost-model.md 7.4). A profile
+   * of other shapes taken knowingly (accept_profile_mismatch) is not checked point by
+   * point, so its times are raised to the peak's instead (beyond rounding: a time at the
+   * peak itself stands as it is). */
   t = profiled_time(p, s, ly, l, k, tp, tl, mbs, btp);
+  if (!p->job.accept_profile_mismatch) return t;
   least = ly->flops * mbs / (tl * ty->peak);
   return t < least * (1 - 1e-9) ? least : t;
 }

@@ -119,7 +119,9 @@ static hp_err read_slices(ju_ctx *c, const cJSON *arr, hp_plan *pl)
         v->valuedouble != (double)(long)v->valuedouble)
       return ju_expect(c, p, "a power of two >= 1", v);
     while ((1L << k) < (long)v->valuedouble) k++;
-    if ((1L << k) != (long)v->valuedouble) return ju_expect(c, p, "a power of two >= 1", v);
+    if ((1L << k) != (long)v->valuedouble)     /* a plan the model refuses (7.17), not a bad file */
+      return hp_fail(c->d, HP_PLAN, "plan: %s is %ld: a zdp layer is gathered in a power of two "
+                     "of slices (1, 2, 4, ...)", p, (long)v->valuedouble);
     pl->slices[l] = (unsigned char)k;
   }
   return HP_OK;

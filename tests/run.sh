@@ -32,6 +32,9 @@ run users env HETPLAN="$build/hetplan" ./tests/cli/test_users.sh
 run launch env HETPLAN="$build/hetplan" ./tests/cli/test_launch.sh
 run readme env HETPLAN="$build/hetplan" ./tests/cli/test_readme.sh
 run mpi env HETPLAN="$build/hetplan" ./tests/cli/test_mpi.sh
+# the evaluator against an independent implementation of cost-model.md 1.2 (python3) on
+# 300 random instances with every field, 1e-9 relative
+run ref env HETPLAN="$build/hetplan" ./scripts/ref_check12.sh 300
 run profiler ./tests/profiler/test_profiler.sh "$build"
 [ "$skipped" -gt 0 ] && echo "$skipped skipped (not counted as passed)"
 echo "$passed passed, $failed failed"
