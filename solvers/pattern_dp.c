@@ -15,8 +15,9 @@
  * next stage's kind, so its M term takes c[s] >= t[s] + (e_min(s-1) + e_out(s)) / 2 with
  * e_out(s) the least hand-off after the stage's last layer to a stage of any kind: no
  * larger than the real one (exact where the best next kind is the one taken).
- * e_min is the unshared link's (hp_patterns_handoff): lanes that share a node's
- * interface (H_s(n)) are only slower. Recompute re-runs checkpointable layers only
+ * e_min (hp_patterns_handoff) divides a link between nodes by tp only: the tp lanes of
+ * a replica cross together, so H_s(n) >= tp there, and more lanes sharing a node's
+ * interface are only slower. Recompute re-runs checkpointable layers only
  * (ck_l, 7.15): a prefix sum of their times per class. The reduction red, the step U
  * and gat are dropped where they are not bounded (Q is the reduction under `end`, 0
  * under `overlap`, where T >= max_r T[r] + step + gat; U and gat are >= 0). Memory is

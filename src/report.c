@@ -313,7 +313,9 @@ static void section_baselines(doc *o, const hp_eval *e, const hp_report_in *in)
           in->info->status, 100 * (gap > 0 ? gap : 0));
   } else if (in->info && in->info->has_solver) {
     textf(o, "No bound over the whole space is known: solver %s (status %s) searched %s "
-          "space. 'hetplan plan --solver cbc' (or glpk) proves one when the search completes.",
+          "space. 'hetplan plan --solver cbc' (or glpk) proves one when the search completes, "
+          "over the space it covers: sharding modes dp and zdp, no slices, every device "
+          "used ('--sharding dp,zdp').",
           in->info->solver, in->info->status[0] ? in->info->status : "unknown",
           !strcmp(in->info->space, "full") ? "the whole" : "a restricted");
   } else {
