@@ -25,6 +25,11 @@ static void deepspeed_limits(hp_launch_ctx *c)
   if (c->prob->job.sequence_parallel && pl->tp > 1)
     hp__launch_note(c, "sequence parallelism: DeepSpeed takes it from the model's own code "
                     "(e.g. Megatron-DeepSpeed's --sequence-parallel), not from its config");
+  if (c->prob->job.grad_sync == HP_SYNC_OVERLAP && hp__launch_uniform_mode(c->var) == HP_SHARD_DP &&
+      pl->dp > 1)
+    hp__launch_note(c, "grad_sync overlap: overlap_comm is a ZeRO setting, and at stage 0 DeepSpeed "
+                    "all-reduces the gradients after the backward pass; the run may be slower "
+                    "than planned (plan with --grad-sync end to score it as it runs)");
   hp__launch_uniform_recompute(c, "DeepSpeed's PipelineModule(activation_checkpoint_interval) takes");
   hp__launch_only_1f1b(c, "DeepSpeed (its synchronous TrainSchedule)");
   if (pl->pp > 1)

@@ -70,6 +70,11 @@ void hp__megatron_limits(hp_launch_ctx *c)
                       "shards optimizer states only, no gradients or weights");
   hp__launch_uniform_recompute(c, "Megatron-LM's --recompute-* flags make");
   hp__launch_only_1f1b(c, "Megatron-LM");
+  if (c->prob->job.grad_sync == HP_SYNC_OVERLAP && hp__launch_uniform_mode(c->var) == HP_SHARD_ZERO1 &&
+      pl->dp > 1)
+    hp__launch_note(c, "--overlap-param-gather hides part of the weights' all-gather after the "
+                    "step behind the next forward; cost model 1.2 charges it in full, so the run "
+                    "may be faster than planned");
   if (m->transformer && pl->pp > 1) {
     int N = m->transformer->layers;
     int s_norm = 0, s_head = pl->pp - 1;
