@@ -15,6 +15,7 @@ typedef struct backend { const char *name; hp_mip_backend fn; } backend;
 static int backends(backend *be)
 {
   int n = 0;
+  (void)be;                          /* unused in a build without either backend */
 #ifdef HP_HAVE_GLPK
   be[n++] = (backend){ "glpk", hp__glpk_solve_mip };
 #endif
