@@ -151,7 +151,8 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
 
 /* The best hand-off link from a stage of kind a to the next of kind b: inside a node of a
  * class both have, if one node can hold a TP group of each (a lane inside a node shares
- * nothing, 7.11), else between their classes, shared by at least the tp lanes. */
+ * nothing, 7.11), else between their classes, shared by at least the tp lanes -- by all
+ * dp tp lanes of the boundary when both kinds hold their stage on one node each. */
 static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
 {
   int C = cl->n, K = pt->n_kind, tp = pt->tab.tp;
@@ -159,6 +160,12 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
     for (int b = 0; b < K; b++) {
       const hp_stage_kind *ka = &pt->kind[a], *kb = &pt->kind[b];
       double bw = 0, lat = INFINITY;
+      /* a TP group lies in one node: a replica whose two stages sit on different nodes
+       * sends all its tp lanes between them, so H_s(n) >= tp on both. Two stages each on
+       * one node (single kinds), on two nodes, send every lane of the boundary between
+       * those two: H_s = dp tp on both (cost-model.md 3, 7.11, 7.18); on one node, the
+       * intra-node option above. Each lane sees at most the link / share. */
+      int share = ka->single && kb->single ? dp * tp : tp;
       for (int c = 0; c < C; c++) {
         if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1)) continue;
         int need = (ka->single ? dp : 1) + (kb->single ? dp : 1);
@@ -171,10 +178,7 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
         for (int y = 0; y < C; y++) {
           size_t ix = (size_t)x * C + y;
           if (!(ka->mask >> x & 1) || !(kb->mask >> y & 1) || !(cl->inter_bw[ix] > 0)) continue;
-          /* a TP group lies in one node: a replica whose two stages sit on different nodes
-           * sends all its tp lanes between them, so H_s(n) >= tp on both and each lane
-           * sees at most the link / tp (cost-model.md 3, 7.11, 7.18) */
-          if (cl->inter_bw[ix] / tp > bw) bw = cl->inter_bw[ix] / tp;
+          if (cl->inter_bw[ix] / share > bw) bw = cl->inter_bw[ix] / share;
           if (cl->inter_lat[ix] < lat) lat = cl->inter_lat[ix];
         }
       pt->hbw[(size_t)a * K + b] = bw;
