@@ -127,6 +127,29 @@ static long lookup_table_rows(const prof_layer *ly)
   return 1;
 }
 
+/* A stream, the cuBLAS workspace and a handle on them: 0, or 1 when the workspace does
+ * not fit, -1 on another failure (why says which); what was made is the caller's to free. */
+static int cublas_on_stream(const prof_gpu *g, cudaStream_t *st, void **ws, cublasHandle_t *h,
+                            char *why, size_t n)
+{
+  cudaError_t e;
+  if ((e = cudaStreamCreate(st)) != cudaSuccess) {
+    snprintf(why, n, "cudaStreamCreate: %s", cudaGetErrorString(e));
+    return -1;
+  }
+  if ((e = cudaMalloc(ws, WORKSPACE_BYTES)) != cudaSuccess) {
+    cudaGetLastError();                        /* clear the sticky allocation error */
+    snprintf(why, n, "cudaMalloc of the cuBLAS workspace: %s", cudaGetErrorString(e));
+    return e == cudaErrorMemoryAllocation ? 1 : -1;
+  }
+  if (cublasCreate(h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(*h, *st) != CUBLAS_STATUS_SUCCESS ||
+      cublasSetWorkspace(*h, *ws, WORKSPACE_BYTES) != CUBLAS_STATUS_SUCCESS) {
+    snprintf(why, n, "cuBLAS could not be set up on device %d", g->device);
+    return -1;
+  }
+  return 0;
+}
+
 int prof_gpu_time_layer(const prof_gpu *g, const prof_layer *ly, int warmup, int reps,
                         prof_layer_time *out, char *why, size_t n)
 {
@@ -158,21 +181,8 @@ int prof_gpu_time_layer(const prof_gpu *g, const prof_layer *ly, int warmup, int
       goto done;
     }
   }
-  if ((e = cudaMalloc(&ws, WORKSPACE_BYTES)) != cudaSuccess) {
-    cudaGetLastError();
-    rc = e == cudaErrorMemoryAllocation ? 1 : -1;
-    snprintf(why, n, "cudaMalloc of the cuBLAS workspace: %s", cudaGetErrorString(e));
-    goto done;
-  }
-  if ((e = cudaStreamCreate(&st)) != cudaSuccess) {
-    snprintf(why, n, "cudaStreamCreate: %s", cudaGetErrorString(e));
-    goto done;
-  }
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(h, st) != CUBLAS_STATUS_SUCCESS ||
-      cublasSetWorkspace(h, ws, WORKSPACE_BYTES) != CUBLAS_STATUS_SUCCESS) {
-    snprintf(why, n, "cuBLAS could not be set up on device %d", g->device);
-    goto done;
-  }
+  if ((rc = cublas_on_stream(g, &st, &ws, &h, why, n)) != 0) goto done;
+  rc = -1;
   for (int i = 0; i < 3; i++)
     if ((e = cudaEventCreate(&ev[i])) != cudaSuccess) {
       snprintf(why, n, "cudaEventCreate: %s", cudaGetErrorString(e));
@@ -275,24 +285,11 @@ int prof_gpu_measure_memory(const prof_gpu *g, const prof_layer *ly, double *act
     pool = NULL;
     goto done;
   }
-  if ((e = cudaStreamCreate(&st)) != cudaSuccess) {
-    snprintf(why, n, "cudaStreamCreate: %s", cudaGetErrorString(e));
-    goto done;
-  }
   /* what exists before and after the layer (weights, gradients, the forward's inputs and
    * output) and the cuBLAS workspace (one per process, like the CUDA context: res_k)
    * come from outside the pool */
-  if ((e = cudaMalloc(&ws, WORKSPACE_BYTES)) != cudaSuccess) {
-    cudaGetLastError();
-    rc = e == cudaErrorMemoryAllocation ? 1 : -1;
-    snprintf(why, n, "cudaMalloc of the cuBLAS workspace: %s", cudaGetErrorString(e));
-    goto done;
-  }
-  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(h, st) != CUBLAS_STATUS_SUCCESS ||
-      cublasSetWorkspace(h, ws, WORKSPACE_BYTES) != CUBLAS_STATUS_SUCCESS) {
-    snprintf(why, n, "cuBLAS could not be set up on device %d", g->device);
-    goto done;
-  }
+  if ((rc = cublas_on_stream(g, &st, &ws, &h, why, n)) != 0) goto done;
+  rc = -1;
   for (int i = 0; i < ly->n_bufs; i++) {
     size_t bytes = (size_t)ceil(ly->bufs[i].elems) * (size_t)ly->bufs[i].elem_bytes;
     if (!resident[i] || first[i] < 0) continue;

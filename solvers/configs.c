@@ -84,29 +84,6 @@ int hp__idle_kept(const hp_problem *p, int drop, unsigned char *keep)
   return n;
 }
 
-/* The degree triples of the kept nodes: pp * tp * dp = their devices, tp divides each
- * kept node's GPU count, pp <= L (hp__degrees on a part of the cluster). */
-static int kept_degrees(const hp_problem *p, const unsigned char *keep, int D, int *out, int cap)
-{
-  const hp_cluster *c = p->cluster;
-  int n = 0;
-  for (int tp = 1; tp <= D; tp++) {
-    int ok = D % tp == 0;
-    for (int k = 0; ok && k < c->n_nodes; k++) ok = !keep[k] || c->nodes[k].gpus % tp == 0;
-    if (!ok) continue;
-    for (int pp = 1; pp <= D / tp && pp <= p->model->n_layers; pp++) {
-      if ((D / tp) % pp) continue;
-      if (n < cap) {
-        out[3 * n] = pp;
-        out[3 * n + 1] = tp;
-        out[3 * n + 2] = D / tp / pp;
-      }
-      n++;
-    }
-  }
-  return n;
-}
-
 int hp__configs_idle(const hp_problem *prob, hp_idle_config **out)
 {
   const hp_cluster *c = prob->cluster;
@@ -123,9 +100,9 @@ int hp__configs_idle(const hp_problem *prob, hp_idle_config **out)
       int D = hp__idle_kept(prob, drop, keep), nd, got;
       int *deg;
       if (D <= 0) continue;
-      nd = kept_degrees(prob, keep, D, NULL, 0);
+      nd = hp__degrees_kept(prob, keep, D, NULL, 0);
       if (!(deg = hp__calloc((size_t)(nd > 0 ? nd : 1) * 3, sizeof *deg))) { n = -1; break; }
-      kept_degrees(prob, keep, D, deg, nd);
+      hp__degrees_kept(prob, keep, D, deg, nd);
       got = expand(prob, deg, nd, NULL, pass ? *out + n : NULL, drop);
       free(deg);
       n = got < 0 ? -1 : n + got;

@@ -21,6 +21,9 @@ int hp__stop_now(const volatile sig_atomic_t *stop, double deadline);
  * tp divides every node's GPU count, pp <= n_layers. Writes up to `cap` triples into
  * `out` (3 ints each) and returns how many there are. */
 int hp__degrees(const hp_problem *p, int *out, int cap);
+/* The same over a part of the cluster: the nodes k with keep[k] (NULL: every node), whose
+ * devices number D (the plan's pp * tp * dp when the others are idle). */
+int hp__degrees_kept(const hp_problem *p, const unsigned char *keep, int D, int *out, int cap);
 
 typedef struct hp_dp_opts {
   int allow_recompute;   /* a stage may recompute when it does not fit otherwise */

@@ -33,11 +33,16 @@ int hp__should_stop(const hp_limits *lim, double deadline, hp_result *out)
 
 int hp__degrees(const hp_problem *p, int *out, int cap)
 {
+  return hp__degrees_kept(p, NULL, p->cluster->n_devices, out, cap);
+}
+
+int hp__degrees_kept(const hp_problem *p, const unsigned char *keep, int D, int *out, int cap)
+{
   const hp_cluster *c = p->cluster;
-  int D = c->n_devices, n = 0;
+  int n = 0;
   for (int tp = 1; tp <= D; tp++) {
     int ok = D % tp == 0;
-    for (int k = 0; ok && k < c->n_nodes; k++) ok = c->nodes[k].gpus % tp == 0;
+    for (int k = 0; ok && k < c->n_nodes; k++) ok = (keep && !keep[k]) || c->nodes[k].gpus % tp == 0;
     if (!ok) continue;
     for (int pp = 1; pp <= D / tp && pp <= p->model->n_layers; pp++) {
       if ((D / tp) % pp) continue;

@@ -29,26 +29,28 @@ int hp_patterns_find(const hp_patterns *pt, unsigned mask, int single)
   return -1;
 }
 
-double hp_patterns_least_act(const hp_costs *tab, int l)
+/* The least of a per-type figure over the device types (the formula's where nothing is
+ * measured, `measured` NULL). */
+static double least_over_types(const hp_costs *tab, int l, const double *measured,
+                               double (*figure)(const hp_costs *, int, int))
 {
-  double v = hp_costs_layer_act(tab, l, -1);
-  if (!tab->mact) return v;
+  double v = figure(tab, l, -1);
+  if (!measured) return v;
   for (int k = 0; k < tab->n_types; k++) {
-    double a = hp_costs_layer_act(tab, l, k);
-    if (k == 0 || a < v) v = a;
+    double x = figure(tab, l, k);
+    if (k == 0 || x < v) v = x;
   }
   return v;
 }
 
+double hp_patterns_least_act(const hp_costs *tab, int l)
+{
+  return least_over_types(tab, l, tab->mact, hp_costs_layer_act);
+}
+
 double hp_patterns_least_work(const hp_costs *tab, int l)
 {
-  double v = hp_costs_layer_work(tab, l, -1);
-  if (!tab->mwork) return v;
-  for (int k = 0; k < tab->n_types; k++) {
-    double w = hp_costs_layer_work(tab, l, k);
-    if (k == 0 || w < v) v = w;
-  }
-  return v;
+  return least_over_types(tab, l, tab->mwork, hp_costs_layer_work);
 }
 
 double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last)
