@@ -219,6 +219,41 @@ static void header(hp_sb *b, const hp_problem *prob, const hp_plan *pl, const hp
                 : "DOES NOT FIT in memory");
 }
 
+/* The devices the plan leaves idle (cost-model.md 7.19), node by node: no process is
+ * started on them, and a node with none in use is not in the launch. */
+static void idle_block(hp_sb *b, const hp_problem *prob, const hp_plan *pl, const hp_rank_map *map)
+{
+  const hp_cluster *c = prob->cluster;
+  unsigned char *used = hp__calloc((size_t)c->n_devices, 1), *idle = NULL;
+  int n_idle = c->n_devices - map->n_ranks;
+  if (n_idle <= 0 || !used || !(idle = hp__calloc((size_t)c->n_devices, 1))) {
+    if (n_idle > 0) b->failed = 1;
+    free(used);
+    return;
+  }
+  for (int q = 0; q < pl->pp * pl->dp * pl->tp; q++) used[pl->dev[q]] = 1;
+  hp__sb_printf(b, "# idle: %d of the %d GPUs (the plan leaves them unused; no process is "
+                "started on them):", n_idle, c->n_devices);
+  for (int n = 0, first = 1; n < c->n_nodes; n++) {
+    const hp_node *nd = &c->nodes[n];
+    char ranges[256];
+    int k = 0;
+    for (int g = 0; g < nd->gpus; g++) k += idle[g] = !used[nd->first + g];
+    if (!k) continue;
+    hp__launch_ranges(ranges, sizeof ranges, idle, nd->gpus);
+    hp__sb_printf(b, "%s node ", first ? "" : ";");
+    hp__sh_quote(b, nd->name);
+    hp__sb_printf(b, " GPU%s %s (%d x ", k > 1 ? "s" : "", ranges, k);
+    hp__sh_quote(b, c->types[nd->type].name);
+    hp__sb_printf(b, "%s)", k == nd->gpus ? ", the whole node: not launched" : "");
+    first = 0;
+  }
+  hp__sb_printf(b, "\n# launched: %d GPUs on %d of the %d nodes (world size %d)\n", map->n_ranks,
+                map->n_nodes, c->n_nodes, map->n_ranks);
+  free(used);
+  free(idle);
+}
+
 static void notes_block(hp_sb *b, const hp_problem *prob, const char *fw, const hp_launch_notes *ns,
                         const hp_plan *var, const hp_problem *vprob, int differs)
 {
@@ -504,6 +539,7 @@ hp_err hp_launch_write(const hp_problem *prob, const hp_plan *pl, hp_launch_form
   if (f->preamble) f->preamble(&c, &b);
   else hp__sb_printf(&b, "#!/usr/bin/env bash\n");
   header(&b, prob, pl, e, f->framework, c.o);
+  idle_block(&b, prob, pl, &map);
   notes_block(&b, prob, f->framework, &c.notes, c.var, vprob, plan_differs(pl, c.var));
   placement_block(&b, &c);
   if (pl->pp > 1) stage_list(&b, prob, pl);

@@ -77,8 +77,9 @@ static void deepspeed_launcher(const hp_launch_ctx *c, hp_sb *b)
   hp_sb inc = {0};
   hp__sb_printf(b, "\n# Run once, on a host that reaches the others (DeepSpeed's launcher starts "
                 "every node):\n# bash this-script.sh [ARGS...]\n");
-  hp__sb_printf(b, "# hostfile: nodes in node-rank order (DeepSpeed numbers ranks in "
-                "hostfile order)\n{\n");
+  hp__sb_printf(b, "# hostfile: the nodes that run a rank, in node-rank order (DeepSpeed numbers "
+                "ranks in\n# hostfile order); slots: each node's GPUs, of which --include "
+                "names those the plan uses\n{\n");
   for (int i = 0; i < map->n_nodes; i++) {
     hp__sb_printf(b, "  printf '%%s slots=%%d\\n' ");
     hp__sh_quote(b, cl->nodes[map->node[i]].name);

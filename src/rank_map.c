@@ -1,5 +1,7 @@
 /* rank_map.c -- which global rank runs on which node and GPU so that a framework's rank
- * order puts every TP group, stage and replica where the plan placed it (hp_launch.h). */
+ * order puts every TP group, stage and replica where the plan placed it (hp_launch.h).
+ * One rank per slot: a plan that leaves devices idle (cost-model.md 7.19) has a world of
+ * pp * dp * tp ranks, and a node none of its slots names is not in the launch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,12 +28,12 @@ hp_err hp_rank_map_build(const hp_problem *prob, const hp_plan *plan, hp_rank_or
                          hp_rank_map *m, hp_diag *d)
 {
   const hp_cluster *c = prob->cluster;
-  int D = c->n_devices, *seen;
+  int D = plan->pp * plan->dp * plan->tp, *seen;
   memset(m, 0, sizeof *m);
   m->order = order;
   m->n_ranks = D;
-  m->device = hp__calloc((size_t)D, sizeof *m->device);
-  m->gpu = hp__calloc((size_t)D, sizeof *m->gpu);
+  m->device = hp__calloc((size_t)(D > 0 ? D : 1), sizeof *m->device);
+  m->gpu = hp__calloc((size_t)(D > 0 ? D : 1), sizeof *m->gpu);
   m->node = hp__calloc((size_t)c->n_nodes, sizeof *m->node);
   m->first_rank = hp__calloc((size_t)c->n_nodes, sizeof *m->first_rank);
   m->count = hp__calloc((size_t)c->n_nodes, sizeof *m->count);

@@ -24,10 +24,12 @@ static inline int hp_rank_of_slot(const hp_plan *p, hp_rank_order o, int s, int 
  * gives node i of its list the global ranks [first_rank[i], first_rank[i] + count[i]),
  * and local rank q on it the q-th GPU of its CUDA_VISIBLE_DEVICES. That realises the
  * placement iff every node's ranks are contiguous ("contiguous"); DeepSpeed's --include
- * also sorts a node's GPUs, so it needs them ascending with the rank ("ascending"). */
+ * also sorts a node's GPUs, so it needs them ascending with the rank ("ascending").
+ * Only the devices the plan uses get a rank: with idle devices the world is smaller
+ * than the cluster, and the list holds only the nodes that run a rank. */
 typedef struct hp_rank_map {
   hp_rank_order order;
-  int n_ranks;
+  int n_ranks;          /* the world size: pp * dp * tp */
   int *device;          /* [n_ranks] device of global rank k (plan->dev of its slot) */
   int *gpu;             /* [n_ranks] that device's GPU index on its node */
   int contiguous, ascending;

@@ -162,6 +162,44 @@ for p in mirror across none tpswap; do
   for f in "${FORMATS[@]}"; do run_launch tiny_$p $f $tmp/$p.json "${tiny[@]}"; done
 done
 
+# --- idle devices (cost model 1.2, job idle_devices): the world is pp * dp * tp; a node
+# with no device in use is not launched, a partly used one runs only its used GPUs (and
+# sees no other); the header names the idle ones. Node b idle as a whole; then GPU 0 of
+# node a and GPU 1 of node b idle.
+tiny_plan $tmp/idle_node.json "[[0]]" "[[1]]"
+tiny_plan $tmp/idle_part.json "[[1]]" "[[2]]"
+sed -i 's/"dp": 2/"dp": 1/' $tmp/idle_node.json $tmp/idle_part.json
+idle_tiny=("${tiny[@]}" --idle-devices)
+# idle_check NAME FORMAT WANT-IDLE-LINE: every process sees only GPUs of the plan's ranks
+# on its host, and the header names the idle GPUs
+idle_check() {
+  local dir=$tmp/$1.$2 f want
+  want=$(expected "$tmp/$1.json" tp-dp-pp "${idle_tiny[@]}" | awk '{ print $2 ":" $3 }' | sort -u)
+  for f in "$dir"/out/rank.*; do
+    [ -e "$f" ] || { bad "${1}_${2}_idle_gpus_unseen" "no process ran"; return; }
+    for g in $(sed -n 's/^visible=//p' "$f" | tr ',' ' '); do
+      grep -qx "$(sed -n 's/^host=//p' "$f"):$g" <<<"$want" ||
+        { bad "${1}_${2}_idle_gpus_unseen" "$(basename "$f") sees GPU $g of $(sed -n 's/^host=//p' "$f")"; return; }
+    done
+  done
+  if grep -qF -- "$3" "$dir/launch.sh"; then ok "${1}_${2}_idle_gpus_unseen_and_named"
+  else bad "${1}_${2}_idle_named" "$(grep '^# idle' "$dir/launch.sh")"; fi
+}
+for f in "${FORMATS[@]}"; do
+  run_launch idle_node $f $tmp/idle_node.json "${idle_tiny[@]}"
+  idle_check idle_node $f "# idle: 2 of the 4 GPUs (the plan leaves them unused; no process is started on them): node 'b' GPUs 0-1 (2 x 'slow', the whole node: not launched)"
+  run_launch idle_part $f $tmp/idle_part.json "${idle_tiny[@]}"
+  idle_check idle_part $f "node 'a' GPU 0 (1 x 'fast'); node 'b' GPU 1 (1 x 'slow')"
+done
+if grep -qx '#SBATCH --nodes=1' $tmp/idle_node.slurm/launch.sh && grep -qx '#SBATCH --ntasks=2' $tmp/idle_node.slurm/launch.sh &&
+   grep -qx '#SBATCH --nodelist=a' $tmp/idle_node.slurm/launch.sh && grep -qF "printf '%s slots=%d\n' 'a' 2" $tmp/idle_node.deepspeed/launch.sh &&
+   ! grep -qF "'b' 2" $tmp/idle_node.deepspeed/launch.sh && grep -qF -- "--include 'a:0,1' " $tmp/idle_node.deepspeed/launch.sh &&
+   grep -qF -- "--nnodes 1 " $tmp/idle_node.torchrun/launch.sh; then ok idle_node_is_not_allocated_nor_in_the_hostfile
+else bad idle_node_is_not_allocated_nor_in_the_hostfile "$(grep -h '^#SBATCH\|slots=\|--include\|--nnodes' $tmp/idle_node.*/launch.sh)"; fi
+if grep -qF -- "--include 'a:1@b:0' " $tmp/idle_part.deepspeed/launch.sh && grep -qx '#SBATCH --ntasks=2' $tmp/idle_part.slurm/launch.sh; then
+  ok idle_part_includes_only_the_used_gpus
+else bad idle_part_includes_only_the_used_gpus "$(grep -h '^#SBATCH --ntasks\|--include' $tmp/idle_part.*/launch.sh)"; fi
+
 # --- the Megatron script stops, naming what is missing, until the needed arguments are given
 d=$tmp/needs; mkdir -p $d/out
 "$H" export --format megatron $tmp/l3-64.plan.json -o $d/launch.sh 2>/dev/null
