@@ -13,10 +13,17 @@ static const char help[] =
   "bandwidths; a profile's measurements. Given a model and a cluster it also prints the\n"
   "profile coverage: which (layer kind, device type, tp) of the search space the profile\n"
   "measures and which the planner would estimate from FLOPs; with --gbs, cell by cell\n"
-  "over the micro-batch sizes of that batch as well. Exit code 3 if a file is bad or\n"
-  "the profile matches none of the model's kinds or the cluster's types.\n";
+  "over the micro-batch sizes of that batch as well. A device type whose peak x\n"
+  "efficiency is below a third of the fastest type's gets a hint: plan with\n"
+  "--idle-devices, so that a plan may leave its GPUs out. Exit code 3 if a file is bad\n"
+  "or the profile matches none of the model's kinds or the cluster's types.\n";
 
 #define GIB 1073741824.0
+/* A device type whose effective throughput (peak x efficiency) is below this fraction of
+ * the fastest type's gets the --idle-devices hint: at a third, a pipeline or data-parallel
+ * group that waits on one such GPU runs at most a third as fast as on the fastest, which
+ * leaving it idle often beats (Sailor and Metis leave such GPUs out). */
+#define SLOW_TYPE_RATIO (1.0 / 3.0)
 
 static void describe_model(const hp_model *m)
 {
@@ -29,6 +36,29 @@ static void describe_model(const hp_model *m)
   if (m->tied_params > 0)
     printf("         tied copies %.6g B parameters (a head tied to the embedding: held in memory,\n"
            "         counted once in the size)\n", m->tied_params / 1e9);
+}
+
+/* One hint line per device type (of some node) far slower than the fastest: planning
+ * with --idle-devices may leave its GPUs out. */
+static void describe_slow_types(const hp_cluster *c)
+{
+  int fast = -1;
+  for (int t = 0; t < c->n_types; t++) {
+    int has = 0;
+    for (int k = 0; k < c->n_nodes && !has; k++) has = c->nodes[k].type == t;
+    if (has && (fast < 0 || c->types[t].peak * c->types[t].eff > c->types[fast].peak * c->types[fast].eff))
+      fast = t;
+  }
+  if (fast < 0) return;
+  for (int t = 0; t < c->n_types; t++) {
+    double v = c->types[t].peak * c->types[t].eff, top = c->types[fast].peak * c->types[fast].eff;
+    int n = 0;
+    for (int dv = 0; dv < c->n_devices; dv++) n += c->nodes[c->dev_node[dv]].type == t;
+    if (!n || !(v < SLOW_TYPE_RATIO * top)) continue;
+    printf("  hint   %s: %.1f TFLOPS effective (peak x efficiency), %.2f of %s's %.1f: "
+           "plan with --idle-devices to let a plan leave its %d GPU%s idle\n", c->types[t].name,
+           v / 1e12, v / top, c->types[fast].name, top / 1e12, n, n > 1 ? "s" : "");
+  }
 }
 
 static void describe_cluster(const hp_cluster *c)
@@ -61,6 +91,7 @@ static void describe_cluster(const hp_cluster *c)
     printf("  inter-node %.2f to %.2f Gbps%s\n", lo * 8 / 1e9, hi * 8 / 1e9,
            c->dev_bw ? " (overridden by the bandwidth matrix)" : "");
   if (c->dev_bw) printf("  device bandwidth matrix %d x %d\n", c->n_devices, c->n_devices);
+  describe_slow_types(c);
 }
 
 static void describe_profile(const hp_profile *p)

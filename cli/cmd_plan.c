@@ -124,6 +124,62 @@ static int explain(const hp_problem *prob, const cli_ctx *ctx)
   return EXIT_OK_;
 }
 
+/* The GPUs i < n with flag[i], as "0-1, 3"; returns buf. */
+static char *gpu_ranges(const unsigned char *flag, int n, char *buf, size_t size)
+{
+  size_t len = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n && len < size; i++) {
+    int j = i;
+    if (!flag[i]) continue;
+    while (j + 1 < n && flag[j + 1]) j++;
+    len += (size_t)snprintf(buf + len, size - len, len ? ", %d" : "%d", i);
+    if (j > i && len < size) len += (size_t)snprintf(buf + len, size - len, "-%d", j);
+    i = j;
+  }
+  return buf;
+}
+
+/* Under a job with idle_devices: which devices the plan leaves idle, by type and node,
+ * and why: its time against the best plan the search met that uses every device
+ * (res->all_used_time, found by the search itself). One line when it uses them all. */
+static void say_idle(const hp_problem *prob, const hp_result *res, const hp_eval *e)
+{
+  const hp_cluster *c = prob->cluster;
+  int first_type = 1;
+  if (!prob->job.idle_devices || !e->idle) return;
+  if (e->n_used == e->n_devices) {
+    fprintf(stderr, "hetplan: idle devices allowed: the best plan found uses every device\n");
+    return;
+  }
+  fprintf(stderr, "hetplan: leaving");
+  for (int t = 0; t < c->n_types; t++) {
+    int n = 0, first_node = 1;
+    for (int dv = 0; dv < c->n_devices; dv++) n += e->idle[dv] && c->nodes[c->dev_node[dv]].type == t;
+    if (!n) continue;
+    fprintf(stderr, "%s %d x %s (", first_type ? "" : " and", n, c->types[t].name);
+    for (int k = 0; k < c->n_nodes; k++) {
+      const hp_node *nd = &c->nodes[k];
+      char ranges[256];
+      int m = 0;
+      if (nd->type != t) continue;
+      for (int g = 0; g < nd->gpus; g++) m += e->idle[nd->first + g];
+      if (!m) continue;
+      fprintf(stderr, "%snode %s GPU%s %s", first_node ? "" : "; ", nd->name, m > 1 ? "s" : "",
+              gpu_ranges(e->idle + nd->first, nd->gpus, ranges, sizeof ranges));
+      first_node = 0;
+    }
+    fprintf(stderr, ")");
+    first_type = 0;
+  }
+  fprintf(stderr, " idle: %.6f s per iteration; ", e->iteration_time);
+  if (isnan(res->all_used_time))
+    fprintf(stderr, "the search found no plan using every device that fits in memory\n");
+  else
+    fprintf(stderr, "the best plan found using every device: %.6f s (%+.1f %%)\n",
+            res->all_used_time, 100 * (res->all_used_time - e->iteration_time) / e->iteration_time);
+}
+
 typedef struct plan_opts {
   const char *solver;
   long top;
@@ -233,6 +289,7 @@ static int run(cli_ctx *ctx)
             100 * (res.objective - res.bound) / res.objective);
   else
     fprintf(stderr, "\n");
+  say_idle(prob, &res, e);
   if (res.stopped != HP_STOP_NONE && !interrupted)      /* what the search did not finish, and so what is not claimed */
     fprintf(stderr, "hetplan: the search stopped (%s)%s%s\n", hp_stop_name(res.stopped),
             res.space == HP_SPACE_INCOMPLETE ? ": " : "",

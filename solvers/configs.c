@@ -2,9 +2,15 @@
  * (cost-model.md section 5): pp * tp * dp = D, tp divides every node's GPU count,
  * pp <= L, and mbs with gbs / (dp * mbs) a positive integer (mbs <= HP_MAX_MBS). The
  * micro-batch sizes come from factoring gbs / dp, so a huge gbs costs nothing.
- * Under a job with idle_devices, also the configurations of the devices left when the
- * slowest device types are idle (hp__configs_idle). */
+ * Under a job with idle_devices, also the configurations of the devices left when
+ * nodes of the slow device types are idle (hp__configs_idle): nested prefixes of the
+ * nodes from the slowest (by their type's peak x efficiency, then the node's order),
+ * within each type but the fastest 1, 2, 4, ... of its nodes and then all of them
+ * (idle_levels). A cluster whose slower types hold m_t nodes gets sum_t (ceil(log2 m_t)
+ * + 1) levels, each with the configurations of its kept devices: 3 levels for three slow
+ * nodes, 8 for 100; one type alone, none. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "search.h"
 
@@ -68,35 +74,70 @@ static int slowest_types(const hp_cluster *c, int *order)
   return n;
 }
 
+/* The idle levels: nodes[] gets every node from the slowest (its type's place in
+ * slowest_types, then the node's order in the file), and len[i] the number of nodes that
+ * level i + 1 leaves idle, a prefix of nodes[]. Within each type but the fastest, from
+ * the slowest type on: 1, 2, 4, ... of its nodes (on top of every node of the slower
+ * types), then all of them; the fastest type always works. So each whole-type level is
+ * there, one of three slow nodes can go idle, and a type of m nodes adds about
+ * log2(m) + 1 levels. Returns the level count; -1 out of memory. */
+static int idle_levels(const hp_cluster *c, int *nodes, int *len)
+{
+  int *order = hp__calloc((size_t)(c->n_types > 0 ? c->n_types : 1), sizeof *order);
+  int n_types, at = 0, levels = 0;
+  if (!order) return -1;
+  n_types = slowest_types(c, order);
+  for (int q = 0; q < n_types; q++) {
+    int m = 0;
+    for (int k = 0; k < c->n_nodes; k++)
+      if (c->nodes[k].type == order[q]) { nodes[at + m] = k; m++; }
+    if (q < n_types - 1) {
+      for (int j = 1; j < m; j *= 2) len[levels++] = at + j;
+      len[levels++] = at + m;
+    }
+    at += m;
+  }
+  free(order);
+  return levels;
+}
+
 int hp__idle_kept(const hp_problem *p, int drop, unsigned char *keep)
 {
   const hp_cluster *c = p->cluster;
-  int *order = hp__calloc((size_t)(c->n_types > 0 ? c->n_types : 1), sizeof *order), n = 0;
-  if (!order) return -1;
-  slowest_types(c, order);
-  for (int k = 0; k < c->n_nodes; k++) {
-    int kept = 1;
-    for (int q = 0; q < drop; q++) kept &= c->nodes[k].type != order[q];
-    keep[k] = (unsigned char)kept;
-    if (kept) n += c->nodes[k].gpus;
+  int *nodes = hp__calloc((size_t)c->n_nodes, sizeof *nodes);
+  int *len = hp__calloc((size_t)c->n_nodes, sizeof *len), levels, n = 0;
+  if (!nodes || !len || (levels = idle_levels(c, nodes, len)) < 0) {
+    free(nodes);
+    free(len);
+    return -1;
   }
-  free(order);
+  memset(keep, 1, (size_t)c->n_nodes);
+  if (drop >= 1 && drop <= levels)
+    for (int i = 0; i < len[drop - 1]; i++) keep[nodes[i]] = 0;
+  for (int k = 0; k < c->n_nodes; k++)
+    if (keep[k]) n += c->nodes[k].gpus;
+  free(nodes);
+  free(len);
   return n;
 }
 
 int hp__configs_idle(const hp_problem *prob, hp_idle_config **out)
 {
   const hp_cluster *c = prob->cluster;
-  int *order = hp__calloc((size_t)(c->n_types > 0 ? c->n_types : 1), sizeof *order);
+  int *nodes = hp__calloc((size_t)c->n_nodes, sizeof *nodes);
+  int *len = hp__calloc((size_t)c->n_nodes, sizeof *len);
   unsigned char *keep = hp__calloc((size_t)c->n_nodes, 1);
-  int n = 0, cap = 0, levels;
+  int n = 0, cap = 0, levels = 0;
   *out = NULL;
-  if (!order || !keep) { free(order); free(keep); return -1; }
-  levels = prob->job.idle_devices ? slowest_types(c, order) : 0;
+  if (!nodes || !len || !keep ||
+      (prob->job.idle_devices && (levels = idle_levels(c, nodes, len)) < 0)) {
+    free(nodes); free(len); free(keep);
+    return -1;
+  }
   /* two passes: count, then fill */
   for (int pass = 0; pass < 2 && n >= 0; pass++) {
     n = 0;
-    for (int drop = 1; drop < levels && n >= 0; drop++) {
+    for (int drop = 1; drop <= levels && n >= 0; drop++) {
       int D = hp__idle_kept(prob, drop, keep), nd, got;
       int *deg;
       if (D <= 0) continue;
@@ -112,7 +153,8 @@ int hp__configs_idle(const hp_problem *prob, hp_idle_config **out)
       if (!(*out = hp__calloc((size_t)(cap > 0 ? cap : 1), sizeof **out))) n = -1;
     }
   }
-  free(order);
+  free(nodes);
+  free(len);
   free(keep);
   if (n < 0) { free(*out); *out = NULL; }
   return n;

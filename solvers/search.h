@@ -73,15 +73,17 @@ typedef struct hp_config { int pp, tp, dp, mbs; } hp_config;
 int hp__configs(const hp_problem *prob, hp_config **out);
 
 /* Idle devices (job.idle_devices, cost-model.md 2, 5, 7.19): the configurations of the
- * devices left when every node of the `drop` slowest device types (by peak x efficiency;
- * of equals the later type first) is idle, for drop = 1 .. (types with nodes) - 1, each
- * with pp * tp * dp = the kept devices and tp dividing every kept node's GPU count. The
- * whole-cluster configurations are hp__configs'. */
+ * devices left at each idle level `drop` = 1, 2, ...: the nodes ordered from the slowest
+ * (their type's peak x efficiency, of equal types the later first; then the node's
+ * order), level by level a longer prefix of them idle: within each type but the fastest
+ * 1, 2, 4, ... of its nodes, then the whole type (configs.c says how many levels). Each
+ * configuration has pp * tp * dp = the kept devices and tp dividing every kept node's GPU
+ * count. The whole-cluster configurations are hp__configs'. */
 typedef struct hp_idle_config { hp_config c; int drop; } hp_idle_config;
 /* Allocates *out (free with free()); returns the count (0 without idle_devices), or -1
  * out of memory. */
 int hp__configs_idle(const hp_problem *prob, hp_idle_config **out);
-/* Marks keep[node] for the nodes kept when the `drop` slowest types are idle; returns
+/* Marks keep[node] for the nodes kept at idle level `drop` (every node at 0); returns
  * their device count (-1 out of memory). */
 int hp__idle_kept(const hp_problem *p, int drop, unsigned char *keep);
 

@@ -168,6 +168,7 @@ static hp_err merge_figures(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
   double *v = s->scratch, st = s->out->stopped;
+  double all_used = isnan(s->out->all_used_time) ? INFINITY : s->out->all_used_time;
   int n = s->n, bad = 0;
   for (int i = 0; i < n; i++) {
     v[i] = s->b[i].done;
@@ -180,7 +181,9 @@ static hp_err merge_figures(search *s, hp_diag *d)
   bad |= t->reduce(t->ctx, v + 3L * n, n, HP_TEAM_MIN);
   bad |= t->reduce(t->ctx, v + 4L * n, n, HP_TEAM_MAX);   /* one member did each */
   bad |= t->reduce(t->ctx, &st, 1, HP_TEAM_MAX);
+  bad |= t->reduce(t->ctx, &all_used, 1, HP_TEAM_MIN);   /* the best any member met */
   if (bad) return hp_fail(d, HP_INTERNAL, "team: merging the bounds failed");
+  s->out->all_used_time = isfinite(all_used) ? all_used : NAN;
   for (int i = 0; i < n; i++) {
     s->b[i].done = v[i] > 0;
     s->b[i].exact = v[n + i] > 0;
@@ -329,6 +332,7 @@ static hp_err anneal(search *s, double seconds, hp_diag *d)
   hp_result_init(&r);
   err = sa->solve(s->prob, s->out->plan, &l, &r, d);
   if (!err && r.plan) err = hp__score_offer(s->prob, s->lim, r.plan, s->out, d);
+  if (!(s->out->all_used_time <= r.all_used_time)) s->out->all_used_time = r.all_used_time;
   hp_result_release(&r);
   return err;
 }

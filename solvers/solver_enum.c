@@ -121,6 +121,8 @@ static hp_err score(enum_state *st, hp_plan *pl, hp_diag *d)
   hp_eval e = {0};
   hp_err err = hp_evaluate(st->prob, pl, &e, d);
   st->work++;
+  if (!err && e.feasible && e.n_used == e.n_devices && !(st->out->all_used_time <= e.iteration_time))
+    st->out->all_used_time = e.iteration_time;     /* hp_result.h; enum offers nothing */
   if (!err && e.feasible && e.iteration_time < st->best_time) {
     st->best_time = e.iteration_time;
     hp_plan_destroy(&st->best);

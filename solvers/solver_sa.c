@@ -245,6 +245,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     hp_result_init(&seed_res);
     err = HP_OK;
   }
+  out->all_used_time = seed_res.all_used_time;   /* what dp met, where it started sa */
   if (seed_res.plan) legalize(prob, seed_res.plan);
   if (seed_res.plan && hp_plan_validate(prob, seed_res.plan, NULL) == HP_OK) {
     int used = 0, placed = 1;

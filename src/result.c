@@ -55,6 +55,7 @@ void hp_result_init(hp_result *r)
   memset(r, 0, sizeof *r);
   r->bound = -INFINITY;
   r->objective = INFINITY;
+  r->all_used_time = NAN;
 }
 
 int hp_result_proves_none_fits(const hp_result *r)
@@ -125,6 +126,9 @@ hp_err hp_result_offer(hp_result *r, const hp_limits *lim, const hp_plan *plan,
   if (!e->feasible)
     return lim->keep_rejected ? rank_insert(&r->rejected, &r->n_rejected, k, plan, e, d) : HP_OK;
   if ((err = rank_insert(&r->top, &r->n_top, k, plan, e, d))) return err;
+  /* !(a <= t): also when a is NAN, none yet */
+  if (e->n_used == e->n_devices && !(r->all_used_time <= e->iteration_time))
+    r->all_used_time = e->iteration_time;
   /* equal times: the lesser plan in hp_plan_compare's order, whatever the order met */
   if (e->iteration_time < r->objective ||
       (e->iteration_time == r->objective && r->plan && hp_plan_compare(plan, r->plan) < 0)) {

@@ -237,6 +237,8 @@ hp_err hp_plan_to_json(const hp_problem *prob, const hp_plan *plan, const hp_eva
       if (res->space_note[0]) cJSON_AddStringToObject(s, "space_note", res->space_note);
       if (hp_stop_name(res->stopped)) cJSON_AddStringToObject(s, "stopped", hp_stop_name(res->stopped));
       cJSON_AddNumberToObject(s, "work", (double)res->work);
+      /* a plan that leaves devices idle: the best the search met using them all */
+      if (e && e->n_used < e->n_devices) num_or_null(s, "all_used_time", res->all_used_time);
     }
   }
   if (ok && cov) ok = add_coverage(root, cov, prob);

@@ -106,6 +106,12 @@ typedef struct hp_result {
   int n_top;
   hp_ranked *rejected;  /* up to lim->top plans that do not fit, fastest first */
   int n_rejected;
+  /* The evaluator's time of the best fitting plan the search met that uses every device
+   * (cost-model.md 7.19): under a job with idle_devices, what leaving devices idle is
+   * measured against, found by the search itself (hp_result_offer keeps it). NAN when it
+   * met none: none fits, or the search did not look at such plans (it is a figure of the
+   * plans seen, not a bound: a search that prunes may have passed better ones by). */
+  double all_used_time;
   /* The evaluator's figures for `plan`, as hp_solver_run re-scored it (all zero without a
    * plan, or when a solver's solve is called directly): what the CLI, the report and the
    * exporters show, so none evaluates the winner again. Released with the result. */
@@ -121,8 +127,8 @@ char *hp_result_no_plan_text(const hp_result *r, char *buf, unsigned long n);
 /* 1 if the result proves that no plan of cost-model.md section 5 fits. */
 int hp_result_proves_none_fits(const hp_result *r);
 /* Offers a scored plan to the result: keeps a copy if it ranks among the best `top`
- * fitting (or rejected) plans, and keeps `plan`/`objective`/`status` on the best that
- * fits; plans of equal time are ordered by hp_plan_compare, so that what is kept does
+ * fitting (or rejected) plans, keeps `plan`/`objective`/`status` on the best that
+ * fits, and `all_used_time` on the best that fits using every device; plans of equal time are ordered by hp_plan_compare, so that what is kept does
  * not depend on the order of the offers. Solvers with an outer loop call it for every
  * candidate. */
 hp_err hp_result_offer(hp_result *r, const hp_limits *lim, const hp_plan *plan,
