@@ -221,6 +221,44 @@ EOF
 expect bottleneck_gas1 0 "bottleneck      stage 0 of replica 0: 547.000 ms of compute per micro-batch x gas 1 = 0.547000 s, 99.5 % of the iteration" \
   -- $H evaluate --model $tmp/one.json --cluster $tmp/two.json --gbs 2 --plan $tmp/one.plan.json
 
+# --- idle devices (issue 24): two T4-like GPUs 12.5 times slower than the two fast ones.
+# describe hints --idle-devices; plan leaves them idle and says what using them would cost
+# (the figures: enum's brute force, also in test_idle.c); the export launches the fast
+# node's two GPUs alone.
+cat > $tmp/two-slow.json <<'EOF'
+{ "version": 1, "name": "two-slow",
+  "device_types": {
+    "fast": { "mem_gib": 1, "reserved_gib": 0.25, "tflops": 100, "efficiency": 0.5 },
+    "T4": { "mem_gib": 1, "tflops": 8, "efficiency": 0.5 } },
+  "nodes": [
+    { "name": "a", "type": "fast", "gpus": 2, "intra_gbps": 800, "intra_lat_us": 2 },
+    { "name": "t4-0", "type": "T4", "gpus": 2, "intra_gbps": 400, "intra_lat_us": 4 } ],
+  "inter_gbps": 80, "inter_lat_us": 10 }
+EOF
+IDLE=(--model $T/model.json --cluster $tmp/two-slow.json --gbs 8)
+expect describe_hints_idle_devices 0 "  hint   T4: 4.0 TFLOPS effective (peak x efficiency), 0.08 of fast's 50.0: plan with --idle-devices to let a plan leave its 2 GPUs idle" \
+  -- $H describe --cluster $tmp/two-slow.json
+out=$($H describe --cluster $T/cluster.json 2>&1)
+if ! grep -q hint <<<"$out"; then ok describe_no_hint_at_0.4_of_the_fastest; else bad describe_no_hint_at_0.4_of_the_fastest "$out"; fi
+expect plan_says_which_idle_and_why 0 "hetplan: leaving 2 x T4 (node t4-0 GPUs 0-1) idle: 0.880224 s per iteration; the best plan found using every device: 1.101038 s (+25.1 %)" \
+  -- $H plan "${IDLE[@]}" --idle-devices -o $tmp/idle.plan.json
+if grep -Eq '"all_used_time":\s+1\.101038' $tmp/idle.plan.json && grep -Eq '"idle":\s+\[2, 3\]' $tmp/idle.plan.json; then ok plan_file_has_all_used_time
+else bad plan_file_has_all_used_time "$(grep -E 'all_used|idle' $tmp/idle.plan.json)"; fi
+out=$($H plan "${IDLE[@]}" 2>&1 >/dev/null)
+if grep -qF "iteration 1.101038 s" <<<"$out" && ! grep -q "idle" <<<"$out"; then ok plan_without_idle_devices_has_no_idle_line
+else bad plan_without_idle_devices_has_no_idle_line "$out"; fi
+expect plan_idle_allowed_all_used 0 "hetplan: idle devices allowed: the best plan found uses every device" \
+  -- $H plan --model $T/model.json --cluster $T/cluster.json --gbs 8 --idle-devices
+$H export --format torchrun $tmp/idle.plan.json -o $tmp/idle.sh 2>/dev/null
+mkdir -p $tmp/idle-out
+out=$(PATH="$PWD/tests/cli/standin:$PATH" STANDIN_OUT=$tmp/idle-out STANDIN_HOST=a bash $tmp/idle.sh 0 2>&1); rc=$?
+out1=$(bash $tmp/idle.sh 1 2>&1); rc1=$?
+if [ $rc -eq 0 ] && [ "$(ls $tmp/idle-out | grep -c '^rank\.')" = 2 ] && grep -qx 'visible=0,1' $tmp/idle-out/rank.0 &&
+   grep -qx 'visible=0,1' $tmp/idle-out/rank.1 && [ "$(cat $tmp/idle-out/torchrun.0)" = 2 ] &&
+   [ $rc1 -eq 2 ] && grep -qF "expected 0..0" <<<"$out1" &&
+   grep -qF "# idle: 2 of the 4 GPUs" $tmp/idle.sh && grep -qF -- "--nnodes 1 " $tmp/idle.sh; then ok export_launches_only_the_used_gpus
+else bad export_launches_only_the_used_gpus "rc $rc, $rc1: $out $out1" "$(cat $tmp/idle-out/rank.* 2>/dev/null)"; fi
+
 [ $skipped -gt 0 ] && echo "users: $skipped skipped"
 echo "users: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
