@@ -5,7 +5,7 @@
  * D'Hondt, Megatron's rules, Pipette, AMP, OSDP), whose plans are often better than those
  * two placements on mixed clusters; a baseline's plan that does not fit is not kept; or,
  * under a job with idle_devices, the layer DP of a configuration of the devices left when
- * the slowest types are idle (hp__configs_idle), under the same two placements of the
+ * nodes of the slow types are idle (hp__configs_idle), under the same two placements of the
  * kept devices (the pattern phase does not see them). The order, the claims and the time
  * share are the driver's. */
 #include <math.h>

@@ -11,6 +11,7 @@
 #include "fixtures.h"
 #include "harness.h"
 #include "random_instance.h"
+#include "../../src/launch.h"
 
 /* 2 fast GPUs on node a, 2 T4-like ones 12.5 times slower on node t4-0. */
 static const char two_slow_cluster[] =
@@ -281,4 +282,42 @@ TEST(dp_finds_the_enum_optimum_where_idling_two_slow_gpus_wins)
   }
   fprintf(stderr, "  %d built instances, idling the slow pair wins in %d\n", n, won);
   CHECK(won >= (3 * n) / 4);   /* the instances are what they are built to be */
+}
+
+/* The rank map of a plan with idle devices (rank_map.c): one rank per slot, and only the
+ * nodes that run one. Stage 0 on GPU 1 of node a, stage 1 on GPU 0 of node b: world 2,
+ * node a first with its GPU 1, then node b with its GPU 0; a plan on node a alone lists
+ * node a only. */
+TEST(rank_map_of_a_plan_with_idle_devices_has_one_rank_per_slot)
+{
+  hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_plan *part, *one_node;
+  hp_rank_map m;
+  hp_diag d = {0};
+  p->job.idle_devices = 1;
+  part = fx_plan(p, "{ \"pp\": 2, \"tp\": 1, \"dp\": 1, \"mbs\": 1, \"stages\": ["
+                    " { \"layers\": [0, 1], \"devices\": [[1]] }, { \"layers\": [2, 3], \"devices\": [[2]] } ] }");
+  one_node = fx_plan(p, "{ \"pp\": 1, \"tp\": 2, \"dp\": 1, \"mbs\": 1, \"stages\": ["
+                        " { \"layers\": [0, 3], \"devices\": [[0, 1]] } ] }");
+  CHECK(hp_rank_map_build(p, part, HP_ORDER_TP_DP_PP, &m, &d) == HP_OK);
+  CHECK_INT(m.n_ranks, 2);
+  CHECK_INT(m.n_nodes, 2);
+  CHECK(m.contiguous && m.ascending);
+  CHECK_INT(m.node[0], 0);
+  CHECK_INT(m.gpu[0], 1);
+  CHECK_INT(m.node[1], 1);
+  CHECK_INT(m.gpu[1], 0);
+  CHECK_INT(m.count[0], 1);
+  CHECK_INT(m.count[1], 1);
+  hp_rank_map_release(&m);
+  CHECK(hp_rank_map_build(p, one_node, HP_ORDER_TP_DP_PP, &m, &d) == HP_OK);
+  CHECK_INT(m.n_ranks, 2);
+  CHECK_INT(m.n_nodes, 1);
+  CHECK_INT(m.count[0], 2);
+  CHECK_INT(m.gpu[0], 0);
+  CHECK_INT(m.gpu[1], 1);
+  hp_rank_map_release(&m);
+  hp_plan_destroy(&part);
+  hp_plan_destroy(&one_node);
+  hp_problem_destroy(&p);
 }
