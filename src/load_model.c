@@ -146,9 +146,12 @@ static hp_err read_nodes(tree_walk *w, const cJSON *arr, int parent, int depth)
     if (kids) {   /* a module */
       const char *name;
       long k = w->n_modules;
-      if (depth >= HP_MAX_MODULE_DEPTH)
-        return hp_fail(c->d, HP_PARSE, "%s: %s: modules nest more than %d deep: flatten the "
-                       "tree", c->file, w->path, HP_MAX_MODULE_DEPTH);
+      if (depth >= HP_MAX_MODULE_DEPTH) {   /* the path's middle left out: it is long */
+        size_t pl = strlen(w->path);
+        return hp_fail(c->d, HP_PARSE, "%s: %.60s%s%s: modules nest more than %d deep: flatten "
+                       "the tree", c->file, w->path, pl > 120 ? " ... " : "",
+                       w->path + (pl > 120 ? pl - 60 : 60 < pl ? 60 : pl), HP_MAX_MODULE_DEPTH);
+      }
       if (!w->m) ju_unknown_keys(c, o, w->path, module_keys);
       if ((err = ju_str(c, o, w->path, "name", 1, NULL, &name))) return err;
       if (k >= MAX_LAYERS)
