@@ -47,6 +47,8 @@ typedef struct cli_core {
   double time_limit;        /* seconds; 0: the solver's default */
   long seed;                /* hp_limits_init's (1) */
   long max_work;            /* 0: the solver's default */
+  double memory_weight;     /* dhondt's alpha in [0, 1]; hp_limits_init's default when
+                             * not given */
   const char *out;          /* -o, --out; NULL: stdout */
   int help;                 /* -h, --help */
   char **rest;              /* CLI_REST: the arguments after a bare `--`, as given */
@@ -177,6 +179,11 @@ char *cli_sharding_text(unsigned mask, char *buf, size_t n);
 #define CLI_FLAG_MAX_WORK { .name = "max-work", .arg = "N", .kind = CLI_INT, \
   .at = CLI_AT_(cli_core, max_work, long), .min = 1, .max = LONG_MAX, \
   .help = "a cap on the solver's work: plans, moves or nodes (docs/cli.md)" }
+/* SageMaker's memory_weight, which only the dhondt solver reads (docs/search.md) */
+#define CLI_FLAG_MEMORY_WEIGHT { .name = "memory-weight", .arg = "W", .kind = CLI_NUM, \
+  .at = CLI_AT_(cli_core, memory_weight, double), .lo = 0, .hi = 1, \
+  .expect = "a fraction in [0, 1]", \
+  .help = "dhondt: the share of memory in a layer's cost, against compute (default 0.8, SageMaker's)" }
 #define CLI_FLAG_OUT { .name = "out", .arg = "FILE", .kind = CLI_TEXT, .file = CLI_FILE_OUT, \
   .at = CLI_AT_(cli_core, out, const char *), \
   .help = "write the output to FILE instead of stdout" }

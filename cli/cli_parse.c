@@ -19,6 +19,7 @@ void cli_core_init(cli_core *core)
   core->time_limit = lim.time_limit;
   core->seed = (long)lim.seed;
   core->max_work = lim.max_work;
+  core->memory_weight = lim.memory_weight;
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

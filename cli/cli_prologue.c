@@ -178,6 +178,7 @@ static int prologue(cli_ctx *c, int argc, char **argv)
   c->lim.time_limit = c->core.time_limit;
   c->lim.seed = (unsigned long)c->core.seed;
   c->lim.max_work = c->core.max_work;
+  c->lim.memory_weight = c->core.memory_weight;
   if (st & CLI_PROGRESS) cli_progress_attach(&c->lim, &c->progress);
   if (st & CLI_INTERRUPT) cli_interrupt_attach(&c->lim);
   return EXIT_OK_;

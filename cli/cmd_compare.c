@@ -12,7 +12,7 @@ static const char help[] =
   "                       [--profile F [--accept-profile-mismatch]] [--job J] [--time-limit S] [--seed N] [--max-work N]\n"
   "                       [--mem-margin F] [--json]\n"
   "                       [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                       [--idle-devices] [--max-slices N]\n"
+  "                       [--idle-devices] [--max-slices N] [--memory-weight W]\n"
   "\n"
   "Runs each solver (default: every solver built in) on the instance and prints one row\n"
   "each: status, iteration time and throughput of its plan as the evaluator scores it,\n"
@@ -25,7 +25,8 @@ static const char help[] =
   "ZeRO-3), or why it has none (whether it is proved that none fits). A solver that\n"
   "refuses the instance says why. --json prints the rows as JSON, configurations included.\n"
   "--mem-margin F keeps that fraction of every device's memory free.\n"
-  "--time-limit and --max-work apply to each solver.\n";
+  "--time-limit and --max-work apply to each solver. --memory-weight W sets dhondt's\n"
+  "SageMaker memory_weight (default 0.8).\n";
 
 typedef struct row {
   const hp_solver *s;
@@ -68,7 +69,7 @@ static const cli_flag flags[] = {
   { .name = "solvers", .arg = "a,b,...", CLI_OWN_TEXT(compare_opts, solvers),
     .help = "the solvers to run, comma-separated (default: every solver built in)" },
   CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB, CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED,
-  CLI_FLAG_MAX_WORK,
+  CLI_FLAG_MAX_WORK, CLI_FLAG_MEMORY_WEIGHT,
   { .name = "json", CLI_OWN_SWITCH(compare_opts, json),
     .help = "print the rows as JSON, configurations included" },
   CLI_FLAG_MEM_MARGIN,

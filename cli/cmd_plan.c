@@ -12,7 +12,7 @@ static const char help[] =
   "                    [--seed N] [--max-work N] [--top K] [--show-rejected]\n"
   "                    [--mem-margin F] [-o plan.json]\n"
   "                    [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                    [--idle-devices] [--max-slices N]\n"
+  "                    [--idle-devices] [--max-slices N] [--memory-weight W]\n"
   "\n"
   "Searches for the fastest plan that fits in memory with the named solver (default: the\n"
   "first of 'hetplan solvers') and writes the plan file: to -o, else to stdout. A summary\n"
@@ -33,6 +33,9 @@ static const char help[] =
   "--mem-margin F keeps the fraction F of every device's memory free (default 0, or the\n"
   "cluster file's mem_margin: see docs/memory-margin.md). --model may be a Hugging Face\n"
   "config.json.\n"
+  "\n"
+  "--memory-weight W (dhondt only) is SageMaker's memory_weight: a layer's cost is W x its\n"
+  "memory share + (1 - W) x its compute share (default 0.8, SageMaker's; docs/search.md).\n"
   "\n"
   "exit codes: 0 a plan was found, 5 the solver's plan does not fit in memory (written,\n"
   "status \"does-not-fit\"), 6 none was found (or none fits: the message says which),\n"
@@ -192,7 +195,7 @@ static const cli_flag flags[] = {
   { .name = "solver", .arg = "NAME", CLI_OWN_TEXT(plan_opts, solver),
     .help = "the solver (default: the first of 'hetplan solvers')" },
   CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
-  CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK,
+  CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK, CLI_FLAG_MEMORY_WEIGHT,
   { .name = "top", .arg = "K", CLI_OWN_INT(plan_opts, top, 1, 1000), .def = "1",
     .help = "list the K best plans found, on stderr" },
   { .name = "show-rejected", CLI_OWN_SWITCH(plan_opts, show_rejected),

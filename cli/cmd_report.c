@@ -11,7 +11,7 @@ static const char help[] =
   "                      [--time-limit S] [--model M --cluster C --gbs N] [--schedule S]\n"
   "                      [--profile F [--accept-profile-mismatch]] [--job J] [--mem-margin F]\n"
   "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                      [--idle-devices] [--max-slices N]\n"
+  "                      [--idle-devices] [--max-slices N] [--memory-weight W]\n"
   "\n"
   "Writes one page on the plan, Markdown (default) or HTML (--html, with the placement and\n"
   "a simulated iteration embedded as SVG), to -o or stdout: the configuration; the stages\n"
@@ -21,7 +21,8 @@ static const char help[] =
   "layer times the profile measured; how the plan compares with baseline solvers run on\n"
   "the same instance (default dp,megatron,amp,hethub,dhondt,osdp,pipette; --time-limit\n"
   "each, default 10 s; 'none' runs none); and the proven lower bound and gap when the plan\n"
-  "file's solver proved one over the whole space.\n"
+  "file's solver proved one over the whole space. --memory-weight W sets the dhondt\n"
+  "baseline's SageMaker memory_weight (default 0.8).\n"
   "\n"
   "The model, cluster and gbs come from the plan file's \"inputs\" (written by 'plan'), or\n"
   "from the flags.\n"
@@ -45,7 +46,7 @@ static const cli_flag flags[] = {
   { .name = "solvers", .arg = "a,b,...", CLI_OWN_TEXT(report_opts, solvers),
     .help = "the baselines run beside the plan, comma-separated, or none (default "
             DEFAULT_BASELINES ")" },
-  CLI_FLAG_TIME_LIMIT, CLI_FLAG_MEM_MARGIN,
+  CLI_FLAG_TIME_LIMIT, CLI_FLAG_MEM_MARGIN, CLI_FLAG_MEMORY_WEIGHT,
 };
 
 /* The baselines' names, before any work. */

@@ -79,6 +79,9 @@ static void use_problem(const hp_problem *p, const hp_plan *pl, int solve)
     hp_limits_init(&lim);
     lim.time_limit = 1;
     if (sv && hp_solver_run(sv, p, NULL, &lim, &r, &d) == HP_OK) hp_result_release(&r);
+    /* a model with a module tree: the one solver that walks it */
+    if (p->model->n_modules && hp_solver_run(hp_solver_find("dhondt"), p, NULL, &lim, &r, &d) == HP_OK)
+      hp_result_release(&r);
   }
 }
 

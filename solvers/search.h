@@ -157,10 +157,21 @@ void hp__place_groups(hp_plan *pl, const int *group_first, const int *order);
 /* Contiguous split of w[0..L-1] into pp non-empty runs minimising the largest run sum
  * (exact, O(pp L^2)); writes pl->first. */
 void hp__split_minmax(hp_plan *pl, const double *w);
+/* The same on any array: w[0..L-1] (every w >= 0, 1 <= pp <= L) into pp runs, run k from
+ * first[k] to first[k + 1] - 1 (first[0] = 0, first[pp] = L). */
+void hp__minmax_runs(const double *w, int L, int pp, int *first);
 /* The same least largest run by bisection on its value, a greedy check each step (O(L)
  * a step, at most 200 steps: to the last bit of a double); what hp__split_minmax uses when
  * its exact DP would be too large. Every w[l] >= 0, L >= pp. */
 void hp__split_minmax_bisect(hp_plan *pl, const double *w);
+
+/* SageMaker's partitioner (solver_dhondt.c): alpha, the memory weight, from the limits
+ * (SageMaker's default 0.8 unless lim->memory_weight is in [0, 1]); each layer's cost
+ * alpha memory + (1 - alpha) compute, normalised by the model's totals, into w[n_layers];
+ * the pp stages cut along the module tree, first[0..pp] (HP_NOMEM if out of memory). */
+double hp__dhondt_alpha(const hp_limits *lim);
+void hp__dhondt_weights(const hp_model *m, double alpha, double *w);
+hp_err hp__dhondt_stages(const hp_model *m, const double *w, int pp, int *first);
 
 /* Evaluates a plan and offers it to the result (hp_result_offer). */
 hp_err hp__score_offer(const hp_problem *p, const hp_limits *lim, const hp_plan *pl,

@@ -154,23 +154,22 @@ static int fits_runs(const double *w, int L, int pp, double t)
   return runs <= pp;
 }
 
-/* The split for a threshold t that fits: each run as long as it can be while leaving a
- * layer for every later run. */
-static void cut_runs(hp_plan *pl, const double *w, double t)
+/* The split for a threshold t that fits: each run as long as it can be while leaving an
+ * element for every later run. */
+static void cut_runs(const double *w, int L, int pp, double t, int *first)
 {
-  int L = pl->n_layers, pp = pl->pp, l = 0;
+  int l = 0;
   for (int k = 0; k < pp; k++) {
     double sum = w[l];
-    pl->first[k] = l++;
+    first[k] = l++;
     if (k == pp - 1) break;
     while (L - l > pp - 1 - k && sum + w[l] <= t) sum += w[l++];
   }
-  pl->first[pp] = L;
+  first[pp] = L;
 }
 
-void hp__split_minmax_bisect(hp_plan *pl, const double *w)
+static void minmax_bisect(const double *w, int L, int pp, int *first)
 {
-  int L = pl->n_layers, pp = pl->pp;
   double lo = 0, hi = 0;
   for (int l = 0; l < L; l++) {
     hi += w[l];
@@ -183,31 +182,34 @@ void hp__split_minmax_bisect(hp_plan *pl, const double *w)
     if (mid <= lo || mid >= hi) break;
     if (fits_runs(w, L, pp, mid)) hi = mid; else lo = mid;
   }
-  cut_runs(pl, w, hi);
+  cut_runs(w, L, pp, hi, first);
 }
 
-void hp__split_minmax(hp_plan *pl, const double *w)
+void hp__split_minmax_bisect(hp_plan *pl, const double *w)
 {
-  int L = pl->n_layers, pp = pl->pp;
+  minmax_bisect(w, pl->n_layers, pl->pp, pl->first);
+}
+
+void hp__minmax_runs(const double *w, int L, int pp, int *first)
+{
   double *pre, *best;
   int *arg;
-  /* Large instances: the least largest run by bisection (hp__split_minmax_bisect). The
-   * exact DP below costs pp L^2 time and 12 (pp + 1)(L + 1) bytes: 1.2 GB at 10,000
-   * layers. */
+  /* Large instances: the least largest run by bisection (minmax_bisect). The exact DP
+   * below costs pp L^2 time and 12 (pp + 1)(L + 1) bytes: 1.2 GB at 10,000 layers. */
   if ((double)pp * L * L > 2e8 || (double)(pp + 1) * (L + 1) > 4e6) {
-    hp__split_minmax_bisect(pl, w);
+    minmax_bisect(w, L, pp, first);
     return;
   }
   pre = calloc((size_t)L + 1, sizeof *pre);
   best = calloc((size_t)(pp + 1) * (L + 1), sizeof *best);
   arg = calloc((size_t)(pp + 1) * (L + 1), sizeof *arg);
-  if (!pre || !best || !arg) {   /* out of memory: fall back to an even split */
-    hp_plan_split_even(pl);
+  if (!pre || !best || !arg) {   /* out of memory: fall back to bisection, which needs none */
     free(pre); free(best); free(arg);
+    minmax_bisect(w, L, pp, first);
     return;
   }
   for (int l = 0; l < L; l++) pre[l + 1] = pre[l] + w[l];
-  /* best[k][i]: least largest run over splits of the first i layers into k runs */
+  /* best[k][i]: least largest run over splits of the first i elements into k runs */
   for (size_t i = 0; i < (size_t)(pp + 1) * (L + 1); i++) best[i] = INFINITY;
   best[0] = 0;
   for (int k = 1; k <= pp; k++)
@@ -220,14 +222,19 @@ void hp__split_minmax(hp_plan *pl, const double *w)
           arg[(size_t)k * (L + 1) + i] = j;
         }
       }
-  pl->first[pp] = L;
+  first[pp] = L;
   for (int k = pp, i = L; k >= 1; k--) {
     i = arg[(size_t)k * (L + 1) + i];
-    pl->first[k - 1] = i;
+    first[k - 1] = i;
   }
   free(pre);
   free(best);
   free(arg);
+}
+
+void hp__split_minmax(hp_plan *pl, const double *w)
+{
+  hp__minmax_runs(w, pl->n_layers, pl->pp, pl->first);
 }
 
 /* (search.h) A plan outside the job's rules is not one of its plans, and is not offered. */

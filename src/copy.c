@@ -27,7 +27,16 @@ hp_err hp_model_copy(const hp_model *src, hp_model **out, hp_diag *d)
   m->transformer = dup_mem(src->transformer, 1, sizeof *m->transformer);
   m->layers = hp__calloc((size_t)src->n_layers, sizeof *m->layers);
   m->n_layers = 0;
-  if (!m->layers || !m->name || (src->path && !m->path) || (src->transformer && !m->transformer)) goto oom;
+  m->modules = src->n_modules ? hp__calloc((size_t)src->n_modules, sizeof *m->modules) : NULL;
+  m->n_modules = 0;
+  if (!m->layers || !m->name || (src->path && !m->path) || (src->transformer && !m->transformer) ||
+      (src->n_modules && !m->modules)) goto oom;
+  for (int k = 0; k < src->n_modules; k++) {
+    m->modules[k] = src->modules[k];
+    m->modules[k].name = hp__strdup(src->modules[k].name);
+    m->n_modules++;
+    if (!m->modules[k].name) goto oom;
+  }
   for (int l = 0; l < src->n_layers; l++) {
     m->layers[l] = src->layers[l];
     m->layers[l].name = hp__strdup(src->layers[l].name);

@@ -41,6 +41,7 @@ int hp__hf_detect(const cJSON *root)
   static const char *const marks[] = { "model_type", "architectures", "num_hidden_layers",
                                        "n_layer", NULL };
   if (!cJSON_IsObject(root) || cJSON_GetObjectItemCaseSensitive(root, "layers") ||
+      cJSON_GetObjectItemCaseSensitive(root, "modules") ||
       cJSON_GetObjectItemCaseSensitive(root, "transformer"))
     return 0;
   for (int i = 0; marks[i]; i++)

@@ -1,6 +1,7 @@
 /* load_model.c -- reads a model file (formats.md "Model"): explicit layers with
- * `repeat`, or a `transformer` description expanded by transformer.c, or a Hugging Face
- * config.json (recognised by its keys, read by load_hf.c). */
+ * `repeat`, or the same layers nested in modules, or a `transformer` description expanded
+ * by transformer.c, or a Hugging Face config.json (recognised by its keys, read by
+ * load_hf.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 static const char *const model_keys[] = {
   "version", "name", "source", "notes", "param_bytes", "grad_bytes", "state_bytes",
-  "input_bytes", "tied_params", "layers", "transformer", "update_bytes", NULL };
+  "input_bytes", "tied_params", "layers", "modules", "transformer", "update_bytes", NULL };
 static const char *const layer_keys[] = {
   "name", "kind", "params", "act_bytes", "out_bytes", "flops", "tp_comm_bytes",
   "splittable", "act_bytes_replicated", "work_bytes", "work_bytes_fixed", "repeat",
@@ -22,13 +23,15 @@ static const char *const tf_keys[] = {
   "positions", "qkv_bias", "out_bias", "mlp_bias", "tied", "dtype", "mlp", "post_norms",
   "qk_norm", "attn_softcap", "logit_softcap", "attention", NULL };
 
-static hp_err read_layer(ju_ctx *c, const cJSON *o, const char *p, hp_layer *ly, long *repeat,
-                         const char **name, const char **kind)
+/* Reads one layer; `warn`: also warn about unknown keys (the first of the two walks that
+ * read every layer does, the second does not repeat it). */
+static hp_err read_layer(ju_ctx *c, const cJSON *o, const char *p, int warn, hp_layer *ly,
+                         long *repeat, const char **name, const char **kind)
 {
   hp_err err;
   int split;
   if ((err = ju_object(c, o, p))) return err;
-  ju_unknown_keys(c, o, p, layer_keys);
+  if (warn) ju_unknown_keys(c, o, p, layer_keys);
   if ((err = ju_str(c, o, p, "name", 1, NULL, name))) return err;
   if ((err = ju_str(c, o, p, "kind", 0, *name, kind))) return err;
   if ((err = ju_num(c, o, p, "params", 1, 0, 0, 0, &ly->params))) return err;
@@ -54,6 +57,27 @@ static hp_err read_layer(ju_ctx *c, const cJSON *o, const char *p, hp_layer *ly,
   return HP_OK;
 }
 
+/* Appends `rep` copies of a layer read by read_layer: name, or name.0 .. name.N-1. */
+static hp_err add_layers(ju_ctx *c, hp_model *m, const hp_layer *ly, long rep,
+                         const char *name, const char *kind)
+{
+  for (long r = 0; r < rep; r++) {
+    hp_layer *dst = &m->layers[m->n_layers];
+    *dst = *ly;
+    if (rep > 1) {
+      size_t len = strlen(name) + 24;
+      dst->name = malloc(len);
+      if (dst->name) snprintf(dst->name, len, "%s.%ld", name, r);
+    } else {
+      dst->name = hp__strdup(name);
+    }
+    dst->kind = hp__strdup(kind);
+    m->n_layers++;
+    if (!dst->name || !dst->kind) return hp_fail(c->d, HP_NOMEM, "out of memory");
+  }
+  return HP_OK;
+}
+
 static hp_err read_layers(ju_ctx *c, const cJSON *arr, hp_model *m)
 {
   int n;
@@ -70,7 +94,7 @@ static hp_err read_layers(ju_ctx *c, const cJSON *arr, hp_model *m)
     long rep;
     const char *name, *kind;
     ju_index(p, sizeof p, "layers", i);
-    if ((err = read_layer(c, o, p, &ly, &rep, &name, &kind))) return err;
+    if ((err = read_layer(c, o, p, 1, &ly, &rep, &name, &kind))) return err;
     total += rep;
     if (total > MAX_LAYERS)
       return hp_fail(c->d, HP_PARSE, "%s: %s.repeat: more than %ld layers in all", c->file, p,
@@ -84,23 +108,102 @@ static hp_err read_layers(ju_ctx *c, const cJSON *arr, hp_model *m)
     long rep;
     const char *name, *kind;
     ju_index(p, sizeof p, "layers", i);
-    read_layer(c, o, p, &ly, &rep, &name, &kind);
-    for (long r = 0; r < rep; r++) {
-      hp_layer *dst = &m->layers[m->n_layers];
-      *dst = ly;
-      if (rep > 1) {
-        size_t len = strlen(name) + 24;
-        dst->name = malloc(len);
-        if (dst->name) snprintf(dst->name, len, "%s.%ld", name, r);
-      } else {
-        dst->name = hp__strdup(name);
-      }
-      dst->kind = hp__strdup(kind);
-      m->n_layers++;
-      if (!dst->name || !dst->kind) return hp_fail(c->d, HP_NOMEM, "out of memory");
-    }
+    read_layer(c, o, p, 0, &ly, &rep, &name, &kind);
+    if ((err = add_layers(c, m, &ly, rep, name, kind))) return err;
   }
   return HP_OK;
+}
+
+/* --- "modules": the layers nested in a tree of modules (formats.md). Read in two walks
+ * of the same code, as the layers list is: the first checks every node and counts the
+ * layers and modules, the second (m set) fills them in pre-order. */
+static const char *const module_keys[] = { "name", "children", "source", "notes", NULL };
+
+typedef struct tree_walk {
+  ju_ctx *c;
+  hp_model *m;           /* NULL on the counting walk */
+  long n_layers, n_modules;
+  char path[4096];       /* the key path of the node at hand, e.g. modules[1].children[0] */
+} tree_walk;
+
+static hp_err read_nodes(tree_walk *w, const cJSON *arr, int parent, int depth)
+{
+  ju_ctx *c = w->c;
+  size_t len = strlen(w->path);
+  int n;
+  hp_err err;
+  if ((err = ju_array(c, arr, w->path, &n))) return err;
+  if (n == 0)
+    return parent < 0 ? hp_fail(c->d, HP_PARSE, "%s: modules: the array is empty: a model "
+                                "needs at least one layer", c->file)
+                      : hp_fail(c->d, HP_PARSE, "%s: %s: the array is empty: a module holds at "
+                                "least one layer or module (or give the layers without it)",
+                                c->file, w->path);
+  const cJSON *o = arr->child;
+  for (int i = 0; i < n; i++, o = o->next) {
+    const cJSON *kids = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, "children") : NULL;
+    snprintf(w->path + len, sizeof w->path - len, "[%d]", i);
+    if (kids) {   /* a module */
+      const char *name;
+      long k = w->n_modules;
+      if (depth >= HP_MAX_MODULE_DEPTH) {   /* the path's middle left out: it is long */
+        size_t pl = strlen(w->path);
+        return hp_fail(c->d, HP_PARSE, "%s: %.60s%s%s: modules nest more than %d deep: flatten "
+                       "the tree", c->file, w->path, pl > 120 ? " ... " : "",
+                       w->path + (pl > 120 ? pl - 60 : 60 < pl ? 60 : pl), HP_MAX_MODULE_DEPTH);
+      }
+      if (!w->m) ju_unknown_keys(c, o, w->path, module_keys);
+      if ((err = ju_str(c, o, w->path, "name", 1, NULL, &name))) return err;
+      if (k >= MAX_LAYERS)
+        return hp_fail(c->d, HP_PARSE, "%s: %s: more than %ld modules in all", c->file,
+                       w->path, MAX_LAYERS);
+      w->n_modules++;
+      if (w->m) {
+        hp_module *mod = &w->m->modules[k];
+        *mod = (hp_module){ hp__strdup(name), parent, w->m->n_layers, 0, depth };
+        w->m->n_modules++;
+        if (!mod->name) return hp_fail(c->d, HP_NOMEM, "out of memory");
+      }
+      size_t at = strlen(w->path);
+      snprintf(w->path + at, sizeof w->path - at, ".children");
+      if ((err = read_nodes(w, kids, (int)k, depth + 1))) return err;
+      if (w->m) w->m->modules[k].last = w->m->n_layers;
+    } else {      /* a layer, exactly as in "layers" */
+      hp_layer ly = {0};
+      long rep;
+      const char *name, *kind;
+      if ((err = read_layer(c, o, w->path, !w->m, &ly, &rep, &name, &kind))) return err;
+      if (!w->m && (w->n_layers += rep) > MAX_LAYERS)
+        return hp_fail(c->d, HP_PARSE, "%s: %s.repeat: more than %ld layers in all", c->file,
+                       w->path, MAX_LAYERS);
+      if (w->m && (err = add_layers(c, w->m, &ly, rep, name, kind))) return err;
+    }
+    w->path[len] = '\0';
+  }
+  return HP_OK;
+}
+
+static hp_err read_modules(ju_ctx *c, const cJSON *arr, hp_model *m)
+{
+  tree_walk *w = hp__calloc(1, sizeof *w);
+  hp_err err;
+  if (!w) return hp_fail(c->d, HP_NOMEM, "out of memory");
+  w->c = c;
+  snprintf(w->path, sizeof w->path, "modules");
+  if (!(err = read_nodes(w, arr, -1, 0))) {
+    m->layers = hp__calloc((size_t)w->n_layers, sizeof *m->layers);
+    m->modules = w->n_modules ? hp__calloc((size_t)w->n_modules, sizeof *m->modules) : NULL;
+    if (!m->layers || (w->n_modules && !m->modules))
+      err = hp_fail(c->d, HP_NOMEM, "out of memory for %ld layers", w->n_layers);
+  }
+  if (!err) {
+    w->m = m;
+    w->n_layers = w->n_modules = 0;
+    snprintf(w->path, sizeof w->path, "modules");
+    err = read_nodes(w, arr, -1, 0);
+  }
+  free(w);
+  return err;
 }
 
 static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
@@ -190,7 +293,7 @@ hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_dia
   ju_ctx c = { file, d };
   cJSON *root = NULL;
   hp_model *m = NULL;
-  const cJSON *layers, *tf;
+  const cJSON *layers, *modules, *tf;
   const char *name;
   hp_err err;
 
@@ -216,19 +319,26 @@ hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_dia
     m->update_given = 1;
   }
   layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
+  modules = cJSON_GetObjectItemCaseSensitive(root, "modules");
   tf = cJSON_GetObjectItemCaseSensitive(root, "transformer");
   if (layers && tf) {
     err = hp_fail(d, HP_PARSE, "%s: give either \"layers\" or \"transformer\", not both", file);
     goto done;
   }
-  if (!layers && !tf) {
-    err = hp_fail(d, HP_PARSE, "%s: layers: missing: expected an array of layers (or a "
-                  "\"transformer\" object)", file);
+  if (modules && (layers || tf)) {
+    err = hp_fail(d, HP_PARSE, "%s: modules: give either \"modules\" or \"%s\", not both%s",
+                  file, layers ? "layers" : "transformer", layers ? ": \"modules\" holds the "
+                  "layers" : ": the generator makes the transformer's tree");
     goto done;
   }
-  if (layers) {
+  if (!layers && !modules && !tf) {
+    err = hp_fail(d, HP_PARSE, "%s: layers: missing: expected an array of layers (or "
+                  "\"modules\", or a \"transformer\" object)", file);
+    goto done;
+  }
+  if (layers || modules) {
     double in = m->input_bytes;
-    HP_TRY(read_layers(&c, layers, m));
+    HP_TRY(layers ? read_layers(&c, layers, m) : read_modules(&c, modules, m));
     m->input_bytes = in;
   } else {
     const cJSON *ib = cJSON_GetObjectItemCaseSensitive(root, "input_bytes");

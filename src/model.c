@@ -53,6 +53,8 @@ void hp_model_destroy(hp_model **pm)
     free(m->layers[l].kind);
   }
   free(m->layers);
+  for (int k = 0; k < m->n_modules; k++) free(m->modules[k].name);
+  free(m->modules);
   free(m->transformer);
   free(m->name);
   free(m->path);

@@ -48,6 +48,7 @@ void hp_limits_init(hp_limits *lim)
   lim->threads = 1;
   lim->gap = 1e-6;
   lim->top = 1;
+  lim->memory_weight = HP_MEMORY_WEIGHT_DEFAULT;
 }
 
 void hp_result_init(hp_result *r)

@@ -1,5 +1,6 @@
 /* transformer.c -- expands a GPT-2/GPT-3/GPT-NeoX or Llama-2/Mistral/Qwen2/Qwen3/Gemma
- * style transformer into explicit layers (embedding, blocks, final norm, head). Formulas and
+ * style transformer into explicit layers (embedding, blocks, final norm, head) and their
+ * module tree (embedding; decoder of the blocks; head of the final norm and the head). Formulas and
  * their sources are in docs/transformer.md: parameters and FLOPs (2 FLOPs per
  * multiply-add, backward = 2 x forward, FlashAttention's backward recomputing QK^T),
  * saved activations after Korthikanti et al. 2022 (b-byte elements, 2 for bf16/fp16;
@@ -218,17 +219,31 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
     free(L);
     return hp_fail(d, HP_NOMEM, "out of memory");
   }
-  {
-    hp_transformer *arch = malloc(sizeof *arch);
-    if (!arch) {
-      for (int i = 0; i < n; i++) { free(L[i].name); free(L[i].kind); }
-      free(L);
-      return hp_fail(d, HP_NOMEM, "out of memory");
-    }
-    *arch = *t;
-    free(m->transformer);
-    m->transformer = arch;
+  /* The natural tree (formats.md "modules"): the embedding, the decoder holding the
+   * blocks (each block is one layer, so a leaf), the head with the final norm. */
+  hp_module *mods = hp__calloc(3, sizeof *mods);
+  hp_transformer *arch = malloc(sizeof *arch);
+  if (mods) {
+    static const char *const names[3] = { "embedding", "decoder", "head" };
+    const int bounds[4] = { 0, 1, 1 + t->layers, n };
+    for (int k = 0; k < 3; k++)
+      mods[k] = (hp_module){ hp__strdup(names[k]), -1, bounds[k], bounds[k + 1], 0 };
   }
+  if (!arch || !mods || !mods[0].name || !mods[1].name || !mods[2].name) {
+    for (int i = 0; i < n; i++) { free(L[i].name); free(L[i].kind); }
+    free(L);
+    for (int k = 0; mods && k < 3; k++) free(mods[k].name);
+    free(mods);
+    free(arch);
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  }
+  *arch = *t;
+  free(m->transformer);
+  m->transformer = arch;
+  for (int k = 0; k < m->n_modules; k++) free(m->modules[k].name);
+  free(m->modules);
+  m->modules = mods;
+  m->n_modules = 3;
   for (int i = 0; i < m->n_layers; i++) { free(m->layers[i].name); free(m->layers[i].kind); }
   free(m->layers);
   m->layers = L;

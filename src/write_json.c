@@ -20,6 +20,53 @@ static void num_or_null(cJSON *o, const char *key, double v)
   else cJSON_AddNullToObject(o, key);
 }
 
+static cJSON *layer_json(const hp_layer *ly)
+{
+  cJSON *o = cJSON_CreateObject();
+  if (!o) return NULL;
+  cJSON_AddStringToObject(o, "name", ly->name);
+  cJSON_AddStringToObject(o, "kind", ly->kind);
+  cJSON_AddNumberToObject(o, "params", ly->params);
+  cJSON_AddNumberToObject(o, "act_bytes", ly->act_bytes);
+  cJSON_AddNumberToObject(o, "act_bytes_replicated", ly->act_repl);
+  cJSON_AddNumberToObject(o, "out_bytes", ly->out_bytes);
+  cJSON_AddNumberToObject(o, "flops", ly->flops);
+  cJSON_AddNumberToObject(o, "tp_comm_bytes", ly->tp_comm);
+  cJSON_AddNumberToObject(o, "work_bytes", ly->work_bytes);
+  cJSON_AddNumberToObject(o, "work_bytes_fixed", ly->work_fixed);
+  cJSON_AddBoolToObject(o, "splittable", ly->splittable);
+  if (ly->no_recompute) cJSON_AddBoolToObject(o, "checkpointable", 0);
+  return o;
+}
+
+/* The items of `node` (-1: the root) into arr: a module as {"name", "children"}, a layer
+ * as in "layers" (formats.md "modules"); depth is at most HP_MAX_MODULE_DEPTH. */
+static int add_items(const hp_model *m, int node, cJSON *arr)
+{
+  int first = node < 0 ? 0 : m->modules[node].first;
+  int last = node < 0 ? m->n_layers : m->modules[node].last;
+  hp_module_item *it = hp__calloc((size_t)(last - first), sizeof *it);
+  int ok = it != NULL;
+  int n = ok ? hp_model_items(m, node, it) : 0;
+  for (int i = 0; ok && i < n; i++) {
+    cJSON *o;
+    if (it[i].module < 0) {
+      ok = (o = layer_json(&m->layers[it[i].first])) != NULL;
+    } else {
+      cJSON *kids;
+      ok = (o = cJSON_CreateObject()) != NULL;
+      if (ok) {
+        cJSON_AddStringToObject(o, "name", m->modules[it[i].module].name);
+        ok = (kids = cJSON_AddArrayToObject(o, "children")) != NULL &&
+             add_items(m, it[i].module, kids);
+      }
+    }
+    if (o) cJSON_AddItemToArray(arr, o);
+  }
+  free(it);
+  return ok;
+}
+
 hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d)
 {
   cJSON *root = cJSON_CreateObject(), *arr;
@@ -33,25 +80,17 @@ hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d)
     cJSON_AddNumberToObject(root, "input_bytes", m->input_bytes);
     if (m->update_given) cJSON_AddNumberToObject(root, "update_bytes", m->update_bytes);
     if (m->tied_params > 0) cJSON_AddNumberToObject(root, "tied_params", m->tied_params);
-    arr = cJSON_AddArrayToObject(root, "layers");
-    ok = arr != NULL;
-    for (int l = 0; ok && l < m->n_layers; l++) {
-      const hp_layer *ly = &m->layers[l];
-      cJSON *o = cJSON_CreateObject();
-      if (!o) { ok = 0; break; }
-      cJSON_AddItemToArray(arr, o);
-      cJSON_AddStringToObject(o, "name", ly->name);
-      cJSON_AddStringToObject(o, "kind", ly->kind);
-      cJSON_AddNumberToObject(o, "params", ly->params);
-      cJSON_AddNumberToObject(o, "act_bytes", ly->act_bytes);
-      cJSON_AddNumberToObject(o, "act_bytes_replicated", ly->act_repl);
-      cJSON_AddNumberToObject(o, "out_bytes", ly->out_bytes);
-      cJSON_AddNumberToObject(o, "flops", ly->flops);
-      cJSON_AddNumberToObject(o, "tp_comm_bytes", ly->tp_comm);
-      cJSON_AddNumberToObject(o, "work_bytes", ly->work_bytes);
-      cJSON_AddNumberToObject(o, "work_bytes_fixed", ly->work_fixed);
-      cJSON_AddBoolToObject(o, "splittable", ly->splittable);
-      if (ly->no_recompute) cJSON_AddBoolToObject(o, "checkpointable", 0);
+    if (m->n_modules > 0) {   /* the tree, so that the file reads back as it is */
+      arr = cJSON_AddArrayToObject(root, "modules");
+      ok = arr != NULL && add_items(m, -1, arr);
+    } else {
+      arr = cJSON_AddArrayToObject(root, "layers");
+      ok = arr != NULL;
+      for (int l = 0; ok && l < m->n_layers; l++) {
+        cJSON *o = layer_json(&m->layers[l]);
+        if (!o) { ok = 0; break; }
+        cJSON_AddItemToArray(arr, o);
+      }
     }
   }
   return finish(root, ok, out, d);

@@ -17,6 +17,15 @@ h, a, s = tf["hidden"], tf["heads"], tf["seq"]
 ffn = tf.get("ffn") or 256 * ((int(8 * h / 3) + 255) // 256)
 d = h // a
 ex = json.load(open(expanded))
+
+
+def leaves(nodes):
+    """The layers of a "modules" tree in document order (formats.md "Model")."""
+    return [l for n in nodes for l in (leaves(n["children"]) if "children" in n else [n])]
+
+
+if "modules" in ex:   # hetplan expand writes the generator's module tree
+    ex["layers"] = leaves(ex.pop("modules"))
 blk_layer = next(l for l in ex["layers"] if l["kind"] == "block")
 reserved = json.load(open(cluster))["device_types"]["H100"]["reserved_gib"] * 2**30
 

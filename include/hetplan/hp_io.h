@@ -59,7 +59,8 @@ hp_err hp_job_parse(const char *text, const char *name, hp_job *job, hp_diag *d)
 hp_err hp_plan_parse(const char *text, const char *name, const hp_problem *prob,
                      hp_plan **out, hp_diag *d);
 
-/* The explicit layer list of a model as a model file (what `hetplan expand` prints). */
+/* The explicit layer list of a model as a model file (what `hetplan expand` prints),
+ * nested in its modules ("modules") when it has a tree. */
 hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d);
 
 /* A plan file as formats.md: the plan, the evaluator's figures from `e`, the solver

@@ -26,6 +26,20 @@ typedef struct hp_layer {
 
 struct hp_transformer;
 
+/* A module of a model's tree (formats.md "Model", "modules"): a named group of consecutive
+ * layers, as a framework nests them (the embedding, the decoder and its blocks, the head).
+ * The cost model reads the layers alone; the tree is what SageMaker's partitioner
+ * (solvers/solver_dhondt.c) cuts along. */
+typedef struct hp_module {
+  char *name;
+  int parent;          /* index into hp_model.modules; -1: a module at the top level */
+  int first, last;     /* its layers, [first, last): never empty */
+  int depth;           /* 0 at the top level, at most HP_MAX_MODULE_DEPTH - 1 */
+} hp_module;
+
+/* How deep modules may nest (a model file's deeper tree is refused). */
+#define HP_MAX_MODULE_DEPTH 64
+
 typedef struct hp_model {
   char *name;
   double param_bytes;  /* bytes per parameter, default 2 */
@@ -39,6 +53,10 @@ typedef struct hp_model {
                         * the embedding): held in memory, not counted in the model's size */
   int n_layers;
   hp_layer *layers;
+  /* the module tree in pre-order (a parent before its children, siblings in layer
+   * order); none (0, NULL): the flat chain, the root's items are the layers */
+  int n_modules;
+  hp_module *modules;
   char *path;          /* the file it was loaded from (hp_model_load), else NULL */
   struct hp_transformer *transformer;  /* what the layers were expanded from (hp_transformer.h),
                                           NULL for a model given as explicit layers */
@@ -215,6 +233,17 @@ double hp_model_total_params(const hp_model *m);
 /* The model's size as published: the sum less tied copies (tied_params). */
 double hp_model_unique_params(const hp_model *m);
 double hp_model_total_flops(const hp_model *m);
+
+/* One item of a node of the module tree: a child module, or a layer that no child module
+ * holds. */
+typedef struct hp_module_item {
+  int module;          /* index into m->modules; -1: the layer `first` */
+  int first, last;     /* its layers, [first, last) */
+} hp_module_item;
+/* The items of `node` (an index into m->modules, or -1: the root, whose layers are all of
+ * the model's) in layer order, into `items` (room for the node's layer count suffices);
+ * returns their count. Without a tree the root's items are the layers. */
+int hp_model_items(const hp_model *m, int node, hp_module_item *items);
 
 /* Fills the node-pair tables and device numbering of a cluster whose types and nodes
  * are set. `inter_bw`/`inter_lat` are the default between nodes (inter_bw <= 0: none,

@@ -79,7 +79,13 @@ typedef struct hp_limits {
   /* may be NULL: processes that search together (hp_team.h); solvers that do not use a
    * team ignore it, and every process then runs the whole search */
   const struct hp_team *team;
+  /* `dhondt`'s alpha, the share of memory in a layer's cost (SageMaker's memory_weight),
+   * in [0, 1]; hp_limits_init sets HP_MEMORY_WEIGHT_DEFAULT, which stands for
+   * SageMaker's default 0.8 (as does any value outside [0, 1]) */
+  double memory_weight;
 } hp_limits;
+
+#define HP_MEMORY_WEIGHT_DEFAULT (-1.0)
 
 void hp_limits_init(hp_limits *lim);
 

@@ -39,7 +39,18 @@ def expand(tf):
                              capture_output=True, text=True).stdout
     finally:
         os.remove(path)
-    return json.loads(out)
+    model = json.loads(out)
+    if "modules" in model:   # the generator's module tree: its leaves are the chain
+        model["layers"] = leaves(model.pop("modules"))
+    return model
+
+
+def leaves(nodes):
+    """The layers of a "modules" tree in document order (formats.md)."""
+    out = []
+    for n in nodes:
+        out += leaves(n["children"]) if "children" in n else [n]
+    return out
 
 
 def passthrough(name, out_bytes):

@@ -280,6 +280,42 @@ expect expand_repeat 0 '"name":	"block.1"' -- $H expand --model $T/model.json
 expect expand_transformer 0 '"name":	"final_norm"' -- $H expand --model models/llama2-7b.json
 expect describe 0 "4 devices" -- $H describe --cluster $T/cluster.json --model $T/model.json
 
+# --- module trees (formats.md "modules") and dhondt's memory weight: A, B, C held in one
+# module "all" on two single-GPU nodes at gbs 1 (one configuration: pp 2, dp 1). Memory
+# shares 0.5 0.25 0.25, compute 0.25 0.25 0.5 (tests/unit/test_modules.c): the default
+# weight 0.8 costs them 0.45 0.25 0.3, split [A] [B C]; 0.2 costs 0.3 0.25 0.45, [A B] [C].
+cat > $tmp/tree.json <<'EOF'
+{ "name": "tree", "modules": [ { "name": "all", "children": [
+  { "name": "A", "params": 2e6, "act_bytes": 0, "out_bytes": 1e3, "flops": 1e12 },
+  { "name": "B", "params": 1e6, "act_bytes": 0, "out_bytes": 1e3, "flops": 1e12 },
+  { "name": "C", "params": 1e6, "act_bytes": 0, "out_bytes": 1e3, "flops": 2e12 } ] } ] }
+EOF
+cat > $tmp/two.json <<'EOF'
+{ "device_types": { "g": { "mem_gib": 80, "tflops": 100 } },
+  "nodes": [ { "name": "a", "type": "g", "gpus": 1 }, { "name": "b", "type": "g", "gpus": 1 } ],
+  "inter_gbps": 100 }
+EOF
+TREE=(--cluster $tmp/two.json --gbs 1 --solver dhondt)
+# the plan file's stages as "first-last first-last"
+stage_layers() { tr -d ' \t\n' < "$1" | grep -o '"layers":\[[0-9]*,[0-9]*\]' | tr -dc '0-9,\n' | tr ',\n' '- ' | sed 's/ $//'; }
+# tree_plan NAME WANT NOTE [flags]: the plan's stages are WANT and its space note says NOTE
+tree_plan() {
+  local name=$1 want=$2 note=$3 got; shift 3
+  expect "$name" 0 "" -- $H plan --model $tmp/tree.json "${TREE[@]}" "$@" -o $tmp/tree-plan.json
+  got=$(stage_layers $tmp/tree-plan.json)
+  if [ "$got" = "$want" ] && grep -qF "$note" $tmp/tree-plan.json; then ok "${name}_split"
+  else bad "${name}_split" "stages '$got', expected $want; space note: $(grep space_note $tmp/tree-plan.json)"; fi
+}
+tree_plan dhondt_tree_default "0-0 1-2" "SageMaker on the module tree, memory weight 0.8"
+tree_plan dhondt_tree_memory_weight "0-1 2-2" "SageMaker on the module tree, memory weight 0.2" --memory-weight 0.2
+expect dhondt_memory_weight_range 2 "--memory-weight: expected a fraction in [0, 1], got '1.5'" -- $H plan --model $tmp/tree.json "${TREE[@]}" --memory-weight 1.5
+expect expand_tree 0 "" -- $H expand --model $tmp/tree.json -o $tmp/tree-x.json
+if $H expand --model $tmp/tree-x.json | cmp -s - $tmp/tree-x.json && grep -q '"children"' $tmp/tree-x.json; then
+  ok expand_tree_reads_back_the_same
+else bad expand_tree_reads_back_the_same "expand of expand's output differs, or has no tree"; fi
+sed 's/"name": "all", //' $tmp/tree.json > $tmp/tree-bad.json
+expect modules_bad_file_names_the_key 3 "tree-bad.json: modules[0].name: missing" -- $H plan --model $tmp/tree-bad.json "${TREE[@]}"
+
 # --- a profile of other shapes (issue 23): refused with the difference named, taken knowingly
 # with the flag (then no plan fits one H100 for 70B: exit 6, not 3)
 MISM=(--model models/llama2-70b.json --cluster models/h100-1gpu.cluster.json --profile models/llama2-7b.h100.profile.json --gbs 8 --solver megatron)

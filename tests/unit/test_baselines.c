@@ -275,8 +275,9 @@ TEST(hethub_splits_flops_in_proportion_to_device_speed)
   hp_problem_destroy(&p);
 }
 
-/* SageMaker's partitioner: layer cost 0.5 memory share + 0.5 compute share, min-max
- * segments, then D'Hondt: the next fastest TP group goes to the segment of largest
+/* SageMaker's partitioner: layer cost alpha memory share + (1 - alpha) compute share
+ * (the shares are equal here, so any alpha gives the same costs), min-max segments, then
+ * D'Hondt: the next fastest TP group goes to the segment of largest
  * cost / (groups it has + 1). Four single-GPU nodes, two fast (devices 0, 1) then two
  * slow (2, 3); two layers and gbs 2, so the only configuration is pp 2, dp 2, mbs 1 and
  * the segments are {0} and {1}.
