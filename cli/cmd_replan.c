@@ -10,7 +10,7 @@
 #include "cli.h"
 
 static const char help[] =
-  "usage: hetplan replan OLD-PLAN (--cluster NEW | [--without NODE[,NODE...]] [--with FILE])\n"
+  "usage: hetplan replan [--plan] OLD-PLAN (--cluster NEW | [--without NODE[,NODE...]] [--with FILE])\n"
   "                      [--solver NAME] [--top K] [--move-weight W] [--max-move-bytes B]\n"
   "                      [--storage-gbs G] [--time-limit S] [--seed N] [--max-work N]\n"
   "                      [--json] [-o new-plan.json]\n"
@@ -379,8 +379,8 @@ static void print_text(FILE *f, const cli_ctx *ctx, const hp_problem *now, const
           r->storage_default ? " (the new cluster's slowest link: --storage-gbs sets it)" : "");
   fprintf(f, "solver %s: %s in %.3f s", r->solver, hp_sol_status_name(r->status), r->solver_seconds);
   if (isfinite(r->bound))
-    fprintf(f, "; lower bound on the new iteration time %.6f s (its space is the whole of it), "
-            "so on the objective too, a migration taking no negative time\n", r->bound);
+    fprintf(f, "; lower bound on the new iteration time %.6f s over the whole search space; "
+            "it bounds the objective too, since a migration takes no negative time\n", r->bound);
   else
     fprintf(f, "; no lower bound (%s%s%s)\n", hp_space_name(r->space), r->space_note[0] ? ": " : "",
             r->space_note[0] ? r->space_note : "a solver that proves none");

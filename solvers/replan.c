@@ -274,44 +274,72 @@ static void assign(const double *gain, int n, int *to, unsigned char *row_done,
   }
 }
 
-/* The plan with each stage's replica rows, then each row's TP ranks, renumbered to keep
- * the most of the old state where it is (greedy matching). *out is NULL when nothing
- * changes or the work would be too large. */
+/* The plan with its stages' device blocks, then each stage's replica rows, then each
+ * row's TP ranks renumbered to keep the most of the old state where it is (greedy
+ * matchings; a block keeps its (replica, rank) shape, so TP groups stay on their nodes).
+ * The evaluator decides whether the time changed. *out is NULL when nothing changes or
+ * the work would be too large. */
 static hp_err relabel(const hp_problem *old, const hp_plan *old_plan, const int *slot_of,
                       const int *new_to_old, const hp_plan *pl, hp_plan **out, hp_diag *d)
 {
-  int dp = pl->dp, tp = pl->tp, n = dp > tp ? dp : tp, changed = 0;
+  int pp = pl->pp, dp = pl->dp, tp = pl->tp, per = dp * tp, changed = 0;
+  int n = pp > per ? pp : per;
   double *gain = NULL, work = 0;
   int *to = NULL, *dev = NULL;
   unsigned char *rd = NULL, *cd = NULL;
+  hp_plan *src = NULL;
   hp_err err = HP_OK;
   *out = NULL;
-  for (int s = 0; s < pl->pp; s++)
-    work += ((double)dp * dp * tp + (double)dp * tp * tp) * (pl->first[s + 1] - pl->first[s]);
+  for (int s = 0; s < pp; s++)   /* kept_on evaluations, each over the stage's layers */
+    work += ((double)pp * per * per + (double)dp * dp * tp + (double)dp * tp * tp) *
+            (pl->first[s + 1] - pl->first[s]);
   if (work > RELABEL_WORK) return HP_OK;
   gain = hp__calloc((size_t)n * (size_t)n, sizeof *gain);
   to = hp__calloc((size_t)n, sizeof *to);
   dev = hp__calloc((size_t)n, sizeof *dev);
   rd = hp__calloc((size_t)n, 1);
   cd = hp__calloc((size_t)n, 1);
-  if (!gain || !to || !dev || !rd || !cd || (err = hp_plan_copy(out, pl, d))) {
+  if (!gain || !to || !dev || !rd || !cd || (err = hp_plan_copy(&src, pl, d)) ||
+      (err = hp_plan_copy(out, pl, d))) {
     if (!err) err = hp_fail(d, HP_NOMEM, "out of memory");
     goto done;
   }
-  for (int s = 0; s < pl->pp; s++) {
+  /* blocks: the devices of stage b taking stage s, each device credited with the most it
+   * would keep in any slot of s (the row and rank steps below place it) */
+  if (pp > 1) {
+    for (int b = 0; b < pp; b++)
+      for (int s = 0; s < pp; s++) {
+        double g = 0;
+        for (int i = 0; i < per; i++) {
+          int od = new_to_old[pl->dev[(size_t)b * per + i]];
+          double best = 0;
+          for (int q = 0; od >= 0 && q < per; q++) {
+            double k = hp_migrate_kept_on(old, old_plan, slot_of, pl, s, q / tp, q % tp, od);
+            if (k > best) best = k;
+          }
+          g += best;
+        }
+        gain[(size_t)b * (size_t)pp + (size_t)s] = g;
+      }
+    assign(gain, pp, to, rd, cd);
+    for (int b = 0; b < pp; b++)
+      for (int i = 0; i < per; i++) src->dev[(size_t)to[b] * per + i] = pl->dev[(size_t)b * per + i];
+    memcpy((*out)->dev, src->dev, (size_t)pp * per * sizeof *src->dev);
+  }
+  for (int s = 0; s < pp; s++) {
     hp_plan *q = *out;
-    /* rows: row r of the solver's plan taking replica index r2 */
+    /* rows: row r of the stage taking replica index r2 */
     for (int r = 0; r < dp; r++)
       for (int r2 = 0; r2 < dp; r2++) {
         double g = 0;
         for (int j = 0; j < tp; j++)
-          g += hp_migrate_kept_on(old, old_plan, slot_of, pl, s, r2, j,
-                                  new_to_old[pl->dev[HP_SLOT(pl, s, r, j)]]);
+          g += hp_migrate_kept_on(old, old_plan, slot_of, src, s, r2, j,
+                                  new_to_old[src->dev[HP_SLOT(src, s, r, j)]]);
         gain[(size_t)r * (size_t)dp + (size_t)r2] = g;
       }
     assign(gain, dp, to, rd, cd);
     for (int r = 0; r < dp; r++)
-      for (int j = 0; j < tp; j++) q->dev[HP_SLOT(q, s, to[r], j)] = pl->dev[HP_SLOT(pl, s, r, j)];
+      for (int j = 0; j < tp; j++) q->dev[HP_SLOT(q, s, to[r], j)] = src->dev[HP_SLOT(src, s, r, j)];
     /* then the TP ranks inside each row */
     for (int r = 0; r < dp; r++) {
       for (int j = 0; j < tp; j++) dev[j] = q->dev[HP_SLOT(q, s, r, j)];
@@ -323,14 +351,16 @@ static hp_err relabel(const hp_problem *old, const hp_plan *old_plan, const int 
       for (int j = 0; j < tp; j++) q->dev[HP_SLOT(q, s, r, to[j])] = dev[j];
     }
   }
-  for (int i = 0; i < pl->pp * dp * tp; i++) changed |= (*out)->dev[i] != pl->dev[i];
+  for (int i = 0; i < pp * per; i++) changed |= (*out)->dev[i] != pl->dev[i];
   if (!changed) hp_plan_destroy(out);
 done:
+  hp_plan_destroy(&src);
   free(gain);
   free(to);
   free(dev);
   free(rd);
   free(cd);
+  if (err) hp_plan_destroy(out);
   return err;
 }
 
@@ -430,7 +460,7 @@ hp_err hp_replan_run(const hp_problem *old, const hp_plan *old_plan, const hp_pr
       hp_plan_destroy(&c->plan);
       hp_migration_release(&c->mig);
       *c = alt;
-      snprintf(c->note, sizeof c->note, "replicas and TP ranks renumbered to keep state in place");
+      snprintf(c->note, sizeof c->note, "stages' devices, replicas and TP ranks renumbered to keep state in place");
     } else {
       hp_plan_destroy(&alt.plan);
       hp_migration_release(&alt.mig);

@@ -32,7 +32,8 @@ void hp_replan_opts_init(hp_replan_opts *o);
 typedef struct hp_replan_cand {
   int kind;               /* hp_cand_kind */
   int rank;               /* HP_CAND_SOLVER: its rank among the solver's plans, from 1 */
-  int relabelled;         /* 1: replicas or TP ranks renumbered to keep more in place */
+  int relabelled;         /* 1: stages' devices, replicas or TP ranks renumbered to keep more
+                           * in place */
   char note[240];         /* without a plan: why not; else what it is, or "" */
   hp_plan *plan;          /* owned; NULL when the candidate does not exist */
   double time;            /* the evaluator's iteration time on the new problem, seconds */

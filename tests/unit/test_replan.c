@@ -414,3 +414,50 @@ TEST(replan_repair_replaces_a_lost_node_by_an_added_one)
   hp_problem_destroy(&q);
   hp_problem_destroy(&p);
 }
+
+/* The solver's best plan with its stages' device blocks rotated is the old plan: once
+ * moving costs, relabelling the solver's plan finds the old placement again (nothing
+ * moves), where the plan as the solver gave it moves every layer. */
+TEST(replan_relabelling_finds_a_rotated_placement_again)
+{
+  hp_problem *p = fx_load("models/gpt2-amp.json", "models/amp-hetero.json", NULL, 32), *q = NULL;
+  const hp_solver *s = hp_solver_find("dp");
+  hp_plan *old = NULL;
+  hp_replan r;
+  hp_replan_opts o;
+  hp_limits lim;
+  hp_result res;
+  hp_diag d = {0};
+  int pp, per;
+  hp_limits_init(&lim);
+  CHECK(hp_solver_run(s, p, NULL, &lim, &res, &d) == HP_OK && res.plan);
+  CHECK(hp_plan_copy(&old, res.plan, &d) == HP_OK);
+  pp = old->pp;
+  per = old->dp * old->tp;
+  CHECK(pp > 1);
+  for (int st = 0; st < pp; st++)
+    for (int i = 0; i < per; i++)
+      old->dev[(size_t)st * per + i] = res.plan->dev[(size_t)((st + 1) % pp) * per + i];
+  CHECK(hp_plan_validate(p, old, &d) == HP_OK);
+  CHECK(hp_problem_copy_with(p, NULL, p->job, &q, &d) == HP_OK);
+  hp_replan_opts_init(&o);
+  o.top = 1;
+  o.move_weight = 1e6;
+  CHECK(hp_replan_run(p, old, q, &o, &lim, &r, &d) == HP_OK);
+  CHECK(r.n_cands == 3 && r.cands[2].plan);
+  CHECK(r.cands[2].relabelled);
+  CHECK(r.cands[2].mig.moved_bytes == 0);
+  CHECK(hp_plan_compare(r.cands[2].plan, old) == 0);
+  CHECK_INT(r.chosen, 0);     /* the tie with no-move goes to the earlier candidate */
+  {
+    hp_migration m;
+    CHECK(hp_migrate(p, old, q, res.plan, r.old_to_new, 1e9, &m, &d) == HP_OK);
+    CHECK(m.moved_bytes > 0.5 * m.need_bytes);   /* unrelabelled, most of it moves */
+    hp_migration_release(&m);
+  }
+  hp_replan_release(&r);
+  hp_result_release(&res);
+  hp_plan_destroy(&old);
+  hp_problem_destroy(&q);
+  hp_problem_destroy(&p);
+}
