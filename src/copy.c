@@ -214,3 +214,246 @@ hp_err hp_cluster_add_nodes(hp_cluster *c, int like, int count, double bw, doubl
   c->n_devices = dev2;
   return HP_OK;
 }
+
+hp_err hp_cluster_remove_nodes(hp_cluster *c, const unsigned char *gone, int *old_to_new,
+                               hp_diag *d)
+{
+  int nn = c->n_nodes, n2 = 0, dev2 = 0, dold = c->n_devices;
+  int *node_new = hp__calloc((size_t)nn, sizeof *node_new);
+  hp_node *nodes = NULL;
+  double *nbw = NULL, *nlat = NULL, *dbw = NULL, *dlat = NULL;
+  int *dn = NULL, *dmap = hp__calloc((size_t)dold, sizeof *dmap);
+  if (!node_new || !dmap) goto oom;
+  for (int n = 0; n < nn; n++) {
+    node_new[n] = gone[n] ? -1 : n2++;
+    if (!gone[n]) dev2 += c->nodes[n].gpus;
+  }
+  if (n2 == 0) {
+    free(node_new);
+    free(dmap);
+    return hp_fail(d, HP_INVAL, "removing nodes: that would leave cluster '%s' without a node",
+                   c->name);
+  }
+  nodes = hp__calloc((size_t)n2, sizeof *nodes);
+  nbw = hp__calloc((size_t)n2 * (size_t)n2, sizeof *nbw);
+  nlat = hp__calloc((size_t)n2 * (size_t)n2, sizeof *nlat);
+  dn = hp__calloc((size_t)dev2, sizeof *dn);
+  if (!nodes || !nbw || !nlat || !dn) goto oom;
+  if (c->dev_bw) {
+    dbw = hp__calloc((size_t)dev2 * (size_t)dev2, sizeof *dbw);
+    dlat = hp__calloc((size_t)dev2 * (size_t)dev2, sizeof *dlat);
+    if (!dbw || !dlat) goto oom;
+  }
+  /* renumber: the kept nodes in their order, their devices after one another */
+  for (int n = 0, first = 0; n < nn; n++) {
+    hp_node *src = &c->nodes[n];
+    if (gone[n]) {
+      for (int g = 0; g < src->gpus; g++) dmap[src->first + g] = -1;
+      continue;
+    }
+    nodes[node_new[n]] = *src;
+    nodes[node_new[n]].first = first;
+    for (int g = 0; g < src->gpus; g++) {
+      dmap[src->first + g] = first + g;
+      dn[first + g] = node_new[n];
+    }
+    first += src->gpus;
+  }
+  for (int a = 0; a < nn; a++)
+    for (int b = 0; b < nn; b++)
+      if (node_new[a] >= 0 && node_new[b] >= 0) {
+        size_t to = (size_t)node_new[a] * (size_t)n2 + (size_t)node_new[b];
+        nbw[to] = c->node_bw[(size_t)a * (size_t)nn + (size_t)b];
+        nlat[to] = c->node_lat[(size_t)a * (size_t)nn + (size_t)b];
+      }
+  if (dbw)
+    for (int a = 0; a < dold; a++)
+      for (int b = 0; b < dold; b++)
+        if (dmap[a] >= 0 && dmap[b] >= 0) {
+          size_t to = (size_t)dmap[a] * (size_t)dev2 + (size_t)dmap[b];
+          dbw[to] = c->dev_bw[(size_t)a * (size_t)dold + (size_t)b];
+          dlat[to] = c->dev_lat[(size_t)a * (size_t)dold + (size_t)b];
+        }
+  for (int n = 0; n < nn; n++)
+    if (gone[n]) free(c->nodes[n].name);
+  free(c->nodes);
+  free(c->node_bw);
+  free(c->node_lat);
+  free(c->dev_node);
+  free(c->dev_bw);
+  free(c->dev_lat);
+  c->nodes = nodes;
+  c->node_bw = nbw;
+  c->node_lat = nlat;
+  c->dev_node = dn;
+  c->dev_bw = dbw;
+  c->dev_lat = dlat;
+  c->n_nodes = n2;
+  c->n_devices = dev2;
+  if (old_to_new) memcpy(old_to_new, dmap, (size_t)dold * sizeof *dmap);
+  free(node_new);
+  free(dmap);
+  return HP_OK;
+oom:
+  free(node_new);
+  free(dmap);
+  free(nodes);
+  free(nbw);
+  free(nlat);
+  free(dn);
+  free(dbw);
+  free(dlat);
+  return hp_fail(d, HP_NOMEM, "out of memory");
+}
+
+hp_err hp_profile_keep_devices(hp_profile *p, const int *old_to_new, int n_old, int n_new,
+                               hp_diag *d)
+{
+  double *bw, *lat;
+  if (p->n_devices == 0) return HP_OK;
+  if (p->n_devices != n_old)
+    return hp_fail(d, HP_INVAL, "profile '%s': its bandwidth matrix is %d x %d, the cluster has "
+                   "%d devices", p->name ? p->name : "", p->n_devices, p->n_devices, n_old);
+  bw = hp__calloc((size_t)n_new * (size_t)n_new, sizeof *bw);
+  lat = hp__calloc((size_t)n_new * (size_t)n_new, sizeof *lat);
+  if (!bw || !lat) {
+    free(bw);
+    free(lat);
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  }
+  for (int a = 0; a < n_old; a++)
+    for (int b = 0; b < n_old; b++)
+      if (old_to_new[a] >= 0 && old_to_new[b] >= 0) {
+        size_t to = (size_t)old_to_new[a] * (size_t)n_new + (size_t)old_to_new[b];
+        bw[to] = p->dev_bw[(size_t)a * (size_t)n_old + (size_t)b];
+        lat[to] = p->dev_lat[(size_t)a * (size_t)n_old + (size_t)b];
+      }
+  free(p->dev_bw);
+  free(p->dev_lat);
+  p->dev_bw = bw;
+  p->dev_lat = lat;
+  p->n_devices = n_new;
+  return HP_OK;
+}
+
+/* A type's whole memory: mem_total once a problem has bound it, else mem as loaded. */
+static double type_mem(const hp_devtype *t) { return t->mem_total > 0 ? t->mem_total : t->mem; }
+
+/* Whether two types of one name describe the same device; else which figure differs. */
+static const char *type_differs(const hp_devtype *a, const hp_devtype *b)
+{
+  if (type_mem(a) != type_mem(b)) return "mem_gib";
+  if (a->reserved != b->reserved) return "reserved_gib";
+  if (a->peak != b->peak) return "tflops";
+  if (a->eff != b->eff) return "efficiency";
+  if (a->hbm != b->hbm) return "hbm_gbs";
+  return NULL;
+}
+
+hp_err hp_cluster_merge(hp_cluster *c, const hp_cluster *add, double bw, double lat,
+                        hp_diag *d)
+{
+  int nn = c->n_nodes, na = add->n_nodes, n2 = nn + na, nt = c->n_types, nt2 = nt;
+  int dev2 = c->n_devices + add->n_devices;
+  int *type_of = NULL, *dn = NULL;
+  hp_devtype *types = NULL;
+  hp_node *nodes = NULL;
+  double *nbw = NULL, *nlat = NULL;
+  if (c->dev_bw || add->dev_bw)
+    return hp_fail(d, HP_NOTSUP, "adding the nodes of '%s': cluster '%s' has a device bandwidth "
+                   "matrix, which does not say how its devices connect to the others",
+                   add->name, c->dev_bw ? c->name : add->name);
+  if (!(bw > 0) && nn > 0)
+    return hp_fail(d, HP_INVAL, "adding the nodes of '%s': no bandwidth for the links between "
+                   "its nodes and those of '%s'", add->name, c->name);
+  if (n2 > HP_MAX_NODES || dev2 > HP_MAX_DEVICES)
+    return hp_fail(d, HP_INVAL, "adding the nodes of '%s': more than %d nodes or %d devices",
+                   add->name, HP_MAX_NODES, HP_MAX_DEVICES);
+  for (int a = 0; a < na; a++)
+    for (int b = 0; b < nn; b++)
+      if (!strcmp(add->nodes[a].name, c->nodes[b].name))
+        return hp_fail(d, HP_INVAL, "adding the nodes of '%s': node '%s' is already in cluster "
+                       "'%s' (node names must be unique)", add->name, add->nodes[a].name, c->name);
+  type_of = hp__calloc((size_t)add->n_types, sizeof *type_of);
+  if (!type_of) return hp_fail(d, HP_NOMEM, "out of memory");
+  for (int k = 0; k < add->n_types; k++) {   /* types matched by name, added if new */
+    type_of[k] = -1;
+    for (int q = 0; q < nt; q++)
+      if (!strcmp(add->types[k].name, c->types[q].name)) {
+        const char *why = type_differs(&c->types[q], &add->types[k]);
+        if (why) {
+          free(type_of);
+          return hp_fail(d, HP_INVAL, "adding the nodes of '%s': device type '%s' differs from "
+                         "cluster '%s''s type of that name in %s: give it another name or the "
+                         "same figures", add->name, add->types[k].name, c->name, why);
+        }
+        type_of[k] = q;
+      }
+    if (type_of[k] < 0) type_of[k] = nt2++;
+  }
+  types = hp__calloc((size_t)nt2, sizeof *types);
+  nodes = hp__calloc((size_t)n2, sizeof *nodes);
+  nbw = hp__calloc((size_t)n2 * (size_t)n2, sizeof *nbw);
+  nlat = hp__calloc((size_t)n2 * (size_t)n2, sizeof *nlat);
+  dn = hp__calloc((size_t)dev2, sizeof *dn);
+  if (!types || !nodes || !nbw || !nlat || !dn) goto oom;
+  memcpy(types, c->types, (size_t)nt * sizeof *types);
+  memcpy(nodes, c->nodes, (size_t)nn * sizeof *nodes);
+  for (int k = 0; k < add->n_types; k++)
+    if (type_of[k] >= nt) {
+      hp_devtype *t = &types[type_of[k]];
+      *t = add->types[k];
+      t->mem_total = type_mem(&add->types[k]);   /* binding applies the margin afresh */
+      t->mem = t->mem_total;
+      if (!(t->name = hp__strdup(add->types[k].name))) goto oom_names;
+    }
+  for (int a = 0; a < na; a++) {
+    hp_node *nd = &nodes[nn + a];
+    *nd = add->nodes[a];
+    nd->type = type_of[add->nodes[a].type];
+    nd->first = c->n_devices + add->nodes[a].first;
+    if (!(nd->name = hp__strdup(add->nodes[a].name))) goto oom_names;
+  }
+  for (int a = 0; a < n2; a++)
+    for (int b = 0; b < n2; b++) {
+      size_t ix = (size_t)a * (size_t)n2 + (size_t)b;
+      if (a < nn && b < nn) {
+        nbw[ix] = c->node_bw[(size_t)a * (size_t)nn + (size_t)b];
+        nlat[ix] = c->node_lat[(size_t)a * (size_t)nn + (size_t)b];
+      } else if (a >= nn && b >= nn) {
+        nbw[ix] = add->node_bw[(size_t)(a - nn) * (size_t)na + (size_t)(b - nn)];
+        nlat[ix] = add->node_lat[(size_t)(a - nn) * (size_t)na + (size_t)(b - nn)];
+      } else {
+        nbw[ix] = bw;
+        nlat[ix] = lat;
+      }
+    }
+  for (int n = 0; n < n2; n++)
+    for (int g = 0; g < nodes[n].gpus; g++) dn[nodes[n].first + g] = n;
+  free(c->types);
+  free(c->nodes);
+  free(c->node_bw);
+  free(c->node_lat);
+  free(c->dev_node);
+  c->types = types;
+  c->nodes = nodes;
+  c->node_bw = nbw;
+  c->node_lat = nlat;
+  c->dev_node = dn;
+  c->n_types = nt2;
+  c->n_nodes = n2;
+  c->n_devices = dev2;
+  free(type_of);
+  return HP_OK;
+oom_names:
+  for (int k = nt; k < nt2; k++) free(types[k].name);
+  for (int a = nn; a < n2; a++) free(nodes[a].name);
+oom:
+  free(type_of);
+  free(types);
+  free(nodes);
+  free(nbw);
+  free(nlat);
+  free(dn);
+  return hp_fail(d, HP_NOMEM, "out of memory");
+}

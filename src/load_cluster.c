@@ -277,3 +277,25 @@ hp_err hp_cluster_load(const char *path, hp_cluster **out, hp_diag *d)
   free(text);
   return err;
 }
+
+hp_err hp_cluster_inter_default(const char *path, double *bw, double *lat, hp_diag *d)
+{
+  ju_ctx c = { path, d };
+  cJSON *root = NULL;
+  char *text = NULL;
+  double gbps = 0, us = 0;
+  hp_err err;
+  *bw = 0;
+  *lat = 0;
+  HP_TRY(hp_read_file(path, &text, d));
+  HP_TRY(ju_parse(&c, text, &root));
+  HP_TRY(ju_object(&c, root, ""));
+  HP_TRY(ju_num(&c, root, "", "inter_gbps", 0, 0, 0, 1, &gbps));
+  HP_TRY(ju_num(&c, root, "", "inter_lat_us", 0, 0, 0, 0, &us));
+  *bw = gbps * GBPS;
+  *lat = us * 1e-6;
+done:
+  cJSON_Delete(root);
+  free(text);
+  return err;
+}

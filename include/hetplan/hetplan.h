@@ -13,6 +13,8 @@
 #include "hp_result.h"
 #include "hp_solver.h"
 #include "hp_explain.h"
+#include "hp_migrate.h"
+#include "hp_replan.h"
 #include "hp_io.h"
 #include "hp_transformer.h"
 #include "hp_sim.h"

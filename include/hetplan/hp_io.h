@@ -12,6 +12,10 @@
 hp_err hp_model_load(const char *path, hp_model **out, hp_diag *d);
 hp_err hp_cluster_load(const char *path, hp_cluster **out, hp_diag *d);
 hp_err hp_profile_load(const char *path, hp_profile **out, hp_diag *d);
+/* The default figures between nodes a cluster file gives (inter_gbps, inter_lat_us), in
+ * bytes/s and seconds; *bw is 0 when the file gives none (what `replan --with` links the
+ * file's nodes to the others by). */
+hp_err hp_cluster_inter_default(const char *path, double *bw, double *lat, hp_diag *d);
 
 /* Reads {"gbs": N, "schedule": "1f1b"|"gpipe", "accept_profile_mismatch": true|false,
  * and the 1.2 keys sequence_parallel, grad_sync, sharding, uniform_sharding, idle_devices,

@@ -282,6 +282,25 @@ hp_err hp_problem_copy_with(const hp_problem *src, hp_cluster *cluster, hp_job j
  * by `bw` (bytes/s) and `lat` (s). HP_NOTSUP for a cluster with a device matrix. */
 hp_err hp_cluster_add_nodes(hp_cluster *c, int like, int count, double bw, double lat,
                             hp_diag *d);
+/* Removes the nodes n with gone[n] ([n_nodes]) set: the others keep their order, their
+ * devices are numbered afresh, and the node-pair tables and a device matrix keep the rows
+ * of what stays. old_to_new ([the old n_devices], may be NULL) gets each old device's new
+ * id, -1 for a removed one. HP_INVAL if no node would be left. */
+hp_err hp_cluster_remove_nodes(hp_cluster *c, const unsigned char *gone, int *old_to_new,
+                               hp_diag *d);
+/* Keeps the rows and columns of a profile's device matrix that old_to_new ([n_old]) maps
+ * to 0..n_new-1 (-1: dropped). Nothing to do for a profile without a matrix; HP_INVAL
+ * when its matrix is not n_old x n_old. */
+hp_err hp_profile_keep_devices(hp_profile *p, const int *old_to_new, int n_old, int n_new,
+                               hp_diag *d);
+/* Appends the nodes of `add` (a cluster as loaded, or bound) to c, after c's: their links
+ * among themselves as `add` gives them, to c's nodes by `bw` (bytes/s, > 0) and `lat` (s).
+ * Device types are matched by name: one that c has must have the same figures (memory,
+ * reserve, peak, efficiency, memory bandwidth), else HP_INVAL naming the figure; a new
+ * one is added. A node name c already has is HP_INVAL; a device matrix on either side
+ * HP_NOTSUP (it does not say how the two sets of devices connect). */
+hp_err hp_cluster_merge(hp_cluster *c, const hp_cluster *add, double bw, double lat,
+                        hp_diag *d);
 
 /* Bandwidth (bytes/s) and latency (s) between two distinct devices
  * (cost-model.md section 1: profiled matrix, else intra-node, else link figures). */
