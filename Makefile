@@ -164,7 +164,7 @@ bench-quality: $(TOOL)
 
 # The cost model scored against measured runs (printed against issue 22's targets, not
 # asserted): bench/fidelity/README.md. MEASURED: the folder of the three data sets.
-MEASURED ?= /work/shared/data/measured
+MEASURED ?= ../shared/data/measured
 bench-fidelity: $(TOOL)
 	python3 bench/fidelity/score.py --hetplan $(TOOL) --data $(MEASURED) --out $(BUILD)/fidelity
 
