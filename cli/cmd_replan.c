@@ -18,6 +18,7 @@ static const char help[] =
   "                      [--job J] [--gbs N] [--schedule 1f1b|gpipe] [--mem-margin F]\n"
   "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST]\n"
   "                      [--uniform-sharding] [--idle-devices] [--max-slices N]\n"
+  "                      [--memory-weight W]\n"
   "\n"
   "Plans again after the cluster changed and says what the change costs. The old problem is\n"
   "the plan file's \"inputs\" (--model, --old-cluster, --profile and the job's flags override\n"
@@ -43,6 +44,7 @@ static const char help[] =
   "(bytes, or with a suffix: 500MB, 12GiB). Where the solver proves a lower bound on the new\n"
   "iteration time (glpk, cbc with --sharding dp,zdp), it is shown; it bounds time + W x\n"
   "migration as well, only because a migration takes no negative time.\n"
+  "--memory-weight W sets --solver dhondt's SageMaker memory_weight (default 0.8).\n"
   "\n"
   "Prints the cluster change, the candidates, the choice and its moves per receiving device\n"
   "(--json: the same for programs, every move with its layer, part, sender, receiver, bytes\n"
@@ -122,7 +124,7 @@ static const cli_flag flags[] = {
     .help = "the cluster the old plan is for (default: the plan file's)" },
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
   CLI_FLAGS_JOB_12, CLI_FLAG_MEM_MARGIN,
-  CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK,
+  CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK, CLI_FLAG_MEMORY_WEIGHT,
 };
 
 static int check(cli_ctx *c)

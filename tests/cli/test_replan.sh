@@ -133,6 +133,8 @@ expect with_type_differs 3 "adding the nodes of '$tmp/odd-type.json': device typ
   $H replan "$tmp/old.json" --with "$tmp/odd-type.json"
 head -3 "$tmp/add-p3.json" | sed 's/ ],$/ ] }/' > "$tmp/no-link.json"
 expect with_without_link 3 "inter_gbps: missing" -- $H replan "$tmp/old.json" --with "$tmp/no-link.json"
+expect dhondt_memory_weight 0 "SageMaker on the flat chain, memory weight 0.3:" -- \
+  $H replan "$tmp/old.json" --without g4-0 --solver dhondt --memory-weight 0.3
 expect unknown_solver 2 "unknown solver 'nope'" -- $H replan "$tmp/old.json" --without g4-0 --solver nope
 
 echo "replan: $passed passed, $failed failed"
