@@ -18,6 +18,7 @@ static const char help[] =
   "                      [--job J] [--gbs N] [--schedule 1f1b|gpipe] [--mem-margin F]\n"
   "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST]\n"
   "                      [--uniform-sharding] [--idle-devices] [--max-slices N]\n"
+  "                      [--memory-weight W]\n"
   "\n"
   "Plans again after the cluster changed and says what the change costs. The old problem is\n"
   "the plan file's \"inputs\" (--model, --old-cluster, --profile and the job's flags override\n"
@@ -29,17 +30,21 @@ static const char help[] =
   "Candidates: the old plan on the same devices (no-move, when the new cluster still has\n"
   "them all and allows it), the old plan with its lost devices replaced (repair), and the\n"
   "solver's --top K best plans on the new cluster (default dp, 16), each also with its\n"
-  "replicas and TP ranks renumbered to keep state in place. Each is scored by the evaluator\n"
-  "and by its migration: the weights and optimizer state (never gradients) each device\n"
-  "must receive, from the surviving device that holds them (its own node first, then the\n"
-  "fastest link) or, lost with their node, from a checkpoint read at --storage-gbs\n"
-  "(default: the new cluster's slowest link between nodes); a device sends one transfer at\n"
-  "a time and receives one at a time, so the migration takes the largest sum of either.\n"
+  "stages' devices, replicas and TP ranks renumbered to keep state in place. Each is\n"
+  "scored by the evaluator and by its migration: the weights and optimizer state (never\n"
+  "gradients) each device must receive, from the surviving device that holds them (its\n"
+  "own node first, then the fastest link) or, lost with their node, from a checkpoint read\n"
+  "at --storage-gbs (default: the new cluster's slowest link between nodes); a device\n"
+  "sends one transfer at a time and receives one at a time, so the migration takes the\n"
+  "largest sum of either. --time-limit S bounds the whole command: the solver gets what is\n"
+  "left of it, and once it has passed the solver's plans after its best are neither\n"
+  "relabelled nor scored (the output says how many).\n"
   "The choice: the least iteration time + W x migration time (--move-weight W, default 0;\n"
   "ties: fewer bytes moved) among the plans that fit and move at most --max-move-bytes B\n"
   "(bytes, or with a suffix: 500MB, 12GiB). Where the solver proves a lower bound on the new\n"
   "iteration time (glpk, cbc with --sharding dp,zdp), it is shown; it bounds time + W x\n"
   "migration as well, only because a migration takes no negative time.\n"
+  "--memory-weight W sets --solver dhondt's SageMaker memory_weight (default 0.8).\n"
   "\n"
   "Prints the cluster change, the candidates, the choice and its moves per receiving device\n"
   "(--json: the same for programs, every move with its layer, part, sender, receiver, bytes\n"
@@ -119,7 +124,7 @@ static const cli_flag flags[] = {
     .help = "the cluster the old plan is for (default: the plan file's)" },
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_JOB, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE,
   CLI_FLAGS_JOB_12, CLI_FLAG_MEM_MARGIN,
-  CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK,
+  CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK, CLI_FLAG_MEMORY_WEIGHT,
 };
 
 static int check(cli_ctx *c)
@@ -386,6 +391,8 @@ static void print_text(FILE *f, const cli_ctx *ctx, const hp_problem *now, const
             r->space_note[0] ? r->space_note : "a solver that proves none");
   if (r->stopped != HP_STOP_NONE)
     fprintf(f, "  the search stopped early (%s)\n", hp_stop_name(r->stopped));
+  if (r->n_unscored)
+    fprintf(f, "  --time-limit reached: %d more of the solver's plans not scored\n", r->n_unscored);
   fprintf(f, "\ncandidates:\n  %-22s %12s %11s %10s %10s %12s  %-5s  %s\n", "", "iteration s",
           "moved GiB", "lost GiB", "move s", "objective", "fits", "note");
   for (int i = 0; i < r->n_cands; i++) {
@@ -501,7 +508,7 @@ static void print_json(FILE *f, const cli_ctx *ctx, const hp_problem *now, const
   else fputs("null", f);
   fprintf(f, ", \"lower_bound\": ");
   json_num(f, r->bound);
-  fprintf(f, " },\n  \"candidates\": [\n");
+  fprintf(f, ", \"unscored\": %d },\n  \"candidates\": [\n", r->n_unscored);
   for (int i = 0; i < r->n_cands; i++) {
     fprintf(f, "    ");
     json_cand(f, &r->cands[i], o);

@@ -384,6 +384,10 @@ hp_err hp_replan_run(const hp_problem *old, const hp_plan *old_plan, const hp_pr
   hp_limits l2 = *lim;
   hp_result res;
   hp_err err = HP_OK;
+  /* the time limit bounds the whole re-planning: the solver gets what is left of it,
+   * and the candidates after it stop at it (each relabelling costs about as much as a
+   * few evaluations, and a large cluster's --top K of them can take seconds) */
+  double deadline = lim->time_limit > 0 ? hp__now() + lim->time_limit : INFINITY;
   memset(out, 0, sizeof *out);
   hp_result_init(&res);
   out->chosen = -1;
@@ -427,6 +431,10 @@ hp_err hp_replan_run(const hp_problem *old, const hp_plan *old_plan, const hp_pr
   /* (c) the solver's best plans, each also relabelled */
   l2.top = top;
   l2.keep_rejected = 0;
+  if (isfinite(deadline)) {
+    double left = deadline - hp__now();
+    l2.time_limit = left > 1e-3 ? left : 1e-3;   /* > 0: 0 would mean no limit */
+  }
   if ((err = hp_solver_run(solver, now, NULL, &l2, &res, d))) goto done;
   out->status = res.status;
   out->space = res.space;
@@ -435,14 +443,22 @@ hp_err hp_replan_run(const hp_problem *old, const hp_plan *old_plan, const hp_pr
   out->solver_seconds = res.seconds;
   if (res.space == HP_SPACE_FULL && isfinite(res.bound)) out->bound = res.bound;
   for (int i = 0; i < res.n_top; i++) {
-    hp_replan_cand *c = add_cand(out, cap), alt;
+    hp_replan_cand *c, alt;
     hp_plan *re = NULL;
-    if (!c) break;
+    if (i > 0 && hp__now() > deadline) {   /* the best plan is always scored */
+      out->n_unscored = res.n_top - i;
+      break;
+    }
+    if (!(c = add_cand(out, cap))) break;
     c->kind = HP_CAND_SOLVER;
     c->rank = i + 1;
     if ((err = hp_plan_copy(&c->plan, res.top[i].plan, d))) goto done;
     if ((err = score(old, old_plan, now, o, out, c, d))) goto done;
     if (!c->plan) continue;
+    if (hp__now() > deadline) {
+      note(c, "not relabelled: the time limit was reached");
+      continue;
+    }
     if ((err = relabel(old, old_plan, slot_of, new_to_old, c->plan, &re, d))) goto done;
     if (!re) continue;
     memset(&alt, 0, sizeof alt);

@@ -359,21 +359,22 @@ hp_err hp_cluster_merge(hp_cluster *c, const hp_cluster *add, double bw, double 
   hp_devtype *types = NULL;
   hp_node *nodes = NULL;
   double *nbw = NULL, *nlat = NULL;
+  const char *who = add->path ? add->path : add->name;   /* the file, where it was one */
   if (c->dev_bw || add->dev_bw)
     return hp_fail(d, HP_NOTSUP, "adding the nodes of '%s': cluster '%s' has a device bandwidth "
                    "matrix, which does not say how its devices connect to the others",
-                   add->name, c->dev_bw ? c->name : add->name);
+                   who, c->dev_bw ? c->name : add->name);
   if (!(bw > 0) && nn > 0)
     return hp_fail(d, HP_INVAL, "adding the nodes of '%s': no bandwidth for the links between "
-                   "its nodes and those of '%s'", add->name, c->name);
+                   "its nodes and those of '%s'", who, c->name);
   if (n2 > HP_MAX_NODES || dev2 > HP_MAX_DEVICES)
     return hp_fail(d, HP_INVAL, "adding the nodes of '%s': more than %d nodes or %d devices",
-                   add->name, HP_MAX_NODES, HP_MAX_DEVICES);
+                   who, HP_MAX_NODES, HP_MAX_DEVICES);
   for (int a = 0; a < na; a++)
     for (int b = 0; b < nn; b++)
       if (!strcmp(add->nodes[a].name, c->nodes[b].name))
         return hp_fail(d, HP_INVAL, "adding the nodes of '%s': node '%s' is already in cluster "
-                       "'%s' (node names must be unique)", add->name, add->nodes[a].name, c->name);
+                       "'%s' (node names must be unique)", who, add->nodes[a].name, c->name);
   type_of = hp__calloc((size_t)add->n_types, sizeof *type_of);
   if (!type_of) return hp_fail(d, HP_NOMEM, "out of memory");
   for (int k = 0; k < add->n_types; k++) {   /* types matched by name, added if new */
@@ -385,7 +386,7 @@ hp_err hp_cluster_merge(hp_cluster *c, const hp_cluster *add, double bw, double 
           free(type_of);
           return hp_fail(d, HP_INVAL, "adding the nodes of '%s': device type '%s' differs from "
                          "cluster '%s''s type of that name in %s: give it another name or the "
-                         "same figures", add->name, add->types[k].name, c->name, why);
+                         "same figures", who, add->types[k].name, c->name, why);
         }
         type_of[k] = q;
       }

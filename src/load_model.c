@@ -152,7 +152,18 @@ static hp_err read_nodes(tree_walk *w, const cJSON *arr, int parent, int depth)
                        "the tree", c->file, w->path, pl > 120 ? " ... " : "",
                        w->path + (pl > 120 ? pl - 60 : 60 < pl ? 60 : pl), HP_MAX_MODULE_DEPTH);
       }
-      if (!w->m) ju_unknown_keys(c, o, w->path, module_keys);
+      if (!w->m) {
+        /* a layer's key on a module would be dropped with a warning, and the model would
+         * quietly lose layers (`repeat`) or parameters: refused */
+        for (int q = 0; layer_keys[q]; q++)
+          if (strcmp(layer_keys[q], "name") && cJSON_GetObjectItemCaseSensitive(o, layer_keys[q]))
+            return hp_fail(c->d, HP_PARSE, "%s: %s.%s: a module (a node with \"children\") "
+                           "has no \"%s\": %s", c->file, w->path, layer_keys[q], layer_keys[q],
+                           strcmp(layer_keys[q], "repeat")
+                             ? "its figures are its layers': give them to a layer inside it"
+                             : "write the module once per copy, or repeat the layers inside it");
+        ju_unknown_keys(c, o, w->path, module_keys);
+      }
       if ((err = ju_str(c, o, w->path, "name", 1, NULL, &name))) return err;
       if (k >= MAX_LAYERS)
         return hp_fail(c->d, HP_PARSE, "%s: %s: more than %ld modules in all", c->file,

@@ -64,11 +64,15 @@ typedef struct hp_replan {
                            * the new problem's space (HP_SPACE_FULL), -INFINITY if none; a
                            * bound on time + W * move as well, since move >= 0 */
   double solver_seconds;
+  int n_unscored;         /* the solver's plans left out: the time limit was reached */
 } hp_replan;
 
 /* Re-plans: `old_plan` is a plan for `old`; `now` is the same model and job on the new
  * cluster. Runs o->solver within lim (time limit, stop; lim->top is replaced by o->top),
- * builds the candidates, scores each with hp_evaluate and hp_migrate, and chooses. `out`
+ * builds the candidates, scores each with hp_evaluate and hp_migrate, and chooses.
+ * lim->time_limit bounds the whole call: the solver runs for what is left of it after
+ * the no-move and repair candidates, and once it has passed, the solver's plans after
+ * its best are left out (n_unscored) and none is relabelled. `out`
  * is overwritten; release with hp_replan_release. Returns HP_OK whether or not a
  * candidate is allowed (out->chosen). */
 hp_err hp_replan_run(const hp_problem *old, const hp_plan *old_plan, const hp_problem *now,

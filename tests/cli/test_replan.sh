@@ -126,10 +126,15 @@ expect cluster_and_without 2 "--cluster names the whole new cluster" -- \
   $H replan "$tmp/old.json" --cluster "$tmp/with-p3.json" --without g4-0
 sed 's/"p3-3"/"p3-0"/' "$tmp/add-p3.json" > "$tmp/clash.json"
 expect with_name_clash 3 "node 'p3-0' is already in cluster" -- $H replan "$tmp/old.json" --with "$tmp/clash.json"
+expect with_error_names_the_file 3 "adding the nodes of '$tmp/clash.json': node 'p3-0'" -- \
+  $H replan "$tmp/old.json" --with "$tmp/clash.json"
 sed 's/"mem_gib": 16/"mem_gib": 32/' "$tmp/add-p3.json" > "$tmp/odd-type.json"
-expect with_type_differs 3 "device type 'V100' differs" -- $H replan "$tmp/old.json" --with "$tmp/odd-type.json"
+expect with_type_differs 3 "adding the nodes of '$tmp/odd-type.json': device type 'V100' differs" -- \
+  $H replan "$tmp/old.json" --with "$tmp/odd-type.json"
 head -3 "$tmp/add-p3.json" | sed 's/ ],$/ ] }/' > "$tmp/no-link.json"
 expect with_without_link 3 "inter_gbps: missing" -- $H replan "$tmp/old.json" --with "$tmp/no-link.json"
+expect dhondt_memory_weight 0 "SageMaker on the flat chain, memory weight 0.3:" -- \
+  $H replan "$tmp/old.json" --without g4-0 --solver dhondt --memory-weight 0.3
 expect unknown_solver 2 "unknown solver 'nope'" -- $H replan "$tmp/old.json" --without g4-0 --solver nope
 
 echo "replan: $passed passed, $failed failed"

@@ -155,6 +155,12 @@ TEST(modules_refusals_name_the_key)
       " \"act_bytes\": 0, \"out_bytes\": 1, \"flops\": 1 } ] } ] }",
       "m.json: modules[0].children[0].params: expected a non-negative number" },
     { "{ \"modules\": [ 7 ] }", "m.json: modules[0]: expected an object" },
+    /* a layer's key on a module: `repeat` would be ignored and the blocks lost */
+    { "{ \"modules\": [ " LY("a") ", { \"name\": \"block\", \"repeat\": 3, \"children\": [ "
+      LY("b") " ] } ] }", "m.json: modules[1].repeat: a module (a node with \"children\") has no "
+      "\"repeat\": write the module once per copy" },
+    { "{ \"modules\": [ { \"name\": \"m\", \"params\": 5, \"children\": [ " LY("b") " ] } ] }",
+      "m.json: modules[0].params: a module (a node with \"children\") has no \"params\"" },
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     const char *msg = fx_model_error(bad[i].text);

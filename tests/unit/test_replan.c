@@ -461,3 +461,63 @@ TEST(replan_relabelling_finds_a_rotated_placement_again)
   hp_problem_destroy(&q);
   hp_problem_destroy(&p);
 }
+
+/* A stand-in solver for the time-limit test: offers four fixed plans of the tiny problem,
+ * then runs out its whole time limit (which replan sets to what is left of its own). */
+static hp_err four_plans_then_the_clock(const hp_problem *prob, const hp_plan *start,
+                                        const hp_limits *lim, hp_result *out, hp_diag *d)
+{
+  static const char *const plans[] = {
+    "{ \"pp\": 1, \"tp\": 2, \"dp\": 2, \"mbs\": 1, \"stages\": [ { \"layers\": [0, 1], \"devices\": [[0, 1], [2, 3]] } ] }",
+    "{ \"pp\": 1, \"tp\": 1, \"dp\": 4, \"mbs\": 1, \"stages\": [ { \"layers\": [0, 1], \"devices\": [[0], [1], [2], [3]] } ] }",
+    "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 1, \"stages\": [ { \"layers\": [0, 0], \"devices\": [[0], [1]] },"
+    " { \"layers\": [1, 1], \"devices\": [[2], [3]] } ] }",
+    "{ \"pp\": 2, \"tp\": 2, \"dp\": 1, \"mbs\": 1, \"stages\": [ { \"layers\": [0, 0], \"devices\": [[2, 3]] },"
+    " { \"layers\": [1, 1], \"devices\": [[0, 1]] } ] }" };
+  double t0 = hp__now();
+  (void)start;
+  for (size_t i = 0; i < sizeof plans / sizeof *plans; i++) {
+    hp_plan *pl = plan_of(prob, plans[i]);
+    hp_err err = hp__score_offer(prob, lim, pl, out, d);
+    hp_plan_destroy(&pl);
+    if (err) return err;
+  }
+  while (hp__now() < t0 + lim->time_limit) {}
+  return HP_OK;
+}
+
+/* The time limit bounds the whole re-planning, not only the solver's run: once it has
+ * passed, the solver's best plan is scored (never relabelled) and the others are left
+ * out and counted. */
+TEST(replan_time_limit_bounds_the_candidates_too)
+{
+  static const hp_solver clock_solver = { "four-then-the-clock", "test", 0, four_plans_then_the_clock };
+  hp_problem *p = tiny(4), *q = NULL;
+  hp_plan *old = plan_of(p, "{ \"pp\": 1, \"tp\": 2, \"dp\": 2, \"mbs\": 1, \"stages\": ["
+                            " { \"layers\": [0, 1], \"devices\": [[0, 1], [2, 3]] } ] }");
+  hp_replan r;
+  hp_replan_opts o;
+  hp_limits lim;
+  hp_diag d = {0};
+  CHECK(hp_problem_copy_with(p, NULL, p->job, &q, &d) == HP_OK);
+  hp_limits_init(&lim);
+  hp_replan_opts_init(&o);
+  o.solver = &clock_solver;
+  o.top = 4;
+  CHECK(hp_replan_run(p, old, q, &o, &lim, &r, &d) == HP_OK);   /* no limit: all four */
+  CHECK_INT(r.n_cands, 6);
+  CHECK_INT(r.n_unscored, 0);
+  hp_replan_release(&r);
+  lim.time_limit = 0.002;
+  CHECK(hp_replan_run(p, old, q, &o, &lim, &r, &d) == HP_OK);
+  CHECK_INT(r.n_cands, 3);              /* no-move, repair, the solver's best */
+  CHECK_INT(r.n_unscored, 3);
+  CHECK(r.cands[2].kind == HP_CAND_SOLVER && r.cands[2].rank == 1 && r.cands[2].plan);
+  CHECK(!r.cands[2].relabelled);
+  CHECK_CONTAINS(r.cands[2].note, "not relabelled: the time limit");
+  CHECK(r.chosen >= 0);
+  hp_replan_release(&r);
+  hp_plan_destroy(&old);
+  hp_problem_destroy(&q);
+  hp_problem_destroy(&p);
+}
