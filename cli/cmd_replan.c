@@ -582,8 +582,10 @@ static int run(cli_ctx *ctx)
     fprintf(stderr, "hetplan: interrupted (%s): the solver's plans so far are the candidates\n",
             cli_interrupted() == SIGTERM ? "SIGTERM" : "SIGINT");
   if (r.chosen < 0) {
-    fprintf(stderr, "hetplan: no candidate fits%s: nothing chosen\n",
-            o->max_move ? " and moves at most --max-move-bytes" : "");
+    fprintf(stderr, "hetplan: no candidate fits%s: nothing chosen%s\n",
+            o->max_move ? " and moves at most --max-move-bytes" : "",
+            now->job.idle_devices ? "" : " (--idle-devices lets a plan leave devices idle: a "
+            "cluster that lost a node often has no plan that uses every device left)");
     rc = interrupted ? EXIT_INTERRUPTED : EXIT_NO_PLAN;
     goto done;
   }

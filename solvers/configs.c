@@ -8,11 +8,17 @@
  * within each type but the fastest 1, 2, 4, ... of its nodes and then all of them
  * (idle_levels). A cluster whose slower types hold m_t nodes gets sum_t (ceil(log2 m_t)
  * + 1) levels, each with the configurations of its kept devices: 3 levels for three slow
- * nodes, 8 for 100; one type alone, none. */
+ * nodes, 8 for 100. On top of them, for each power of two 2^k, the shortest such prefix
+ * that leaves a multiple of 2^k devices (at most log2(D) + 1 more): a cluster of one type
+ * that lost a node (127 x 8 GPUs) has plans again. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "search.h"
+
+/* Room for the divisibility levels: one per power of two up to the device count, at
+ * most 17 with HP_MAX_DEVICES (2^16), and a margin. */
+#define IDLE_EXTRA_LEVELS 64
 
 #define MAX_MBS_LIST 8192
 
@@ -98,6 +104,33 @@ static int idle_levels(const hp_cluster *c, int *nodes, int *len)
     at += m;
   }
   free(order);
+  /* Levels for divisibility: a node lost from a cluster of one type (127 nodes of 8 for
+   * gbs 1024) leaves a device count that no pp x tp x dp with dp dividing the batch
+   * matches. So for each power of two 2^k up to the device count, also the shortest
+   * prefix that leaves a multiple of 2^k devices, short of every node: at most
+   * log2(D) + 1 more levels, the fastest type never wholly idle (it comes last). */
+  {
+    long D = 0, kept;
+    for (int k = 0; k < c->n_nodes; k++) D += c->nodes[k].gpus;
+    for (long pw = 2; pw <= D; pw *= 2) {
+      kept = D;
+      if (D % pw == 0) continue;            /* every device already a multiple */
+      for (int q = 0; q + 1 < c->n_nodes; q++) {
+        kept -= c->nodes[nodes[q]].gpus;
+        if (kept > 0 && kept % pw == 0) {
+          int have = 0;
+          for (int i = 0; i < levels && !have; i++) have = len[i] == q + 1;
+          if (!have) len[levels++] = q + 1;
+          break;
+        }
+      }
+    }
+  }
+  /* nested: ascending prefix lengths (insertion; the type levels already are) */
+  for (int i = 1; i < levels; i++)
+    for (int j = i; j > 0 && len[j - 1] > len[j]; j--) {
+      int t = len[j]; len[j] = len[j - 1]; len[j - 1] = t;
+    }
   return levels;
 }
 
@@ -105,7 +138,7 @@ int hp__idle_kept(const hp_problem *p, int drop, unsigned char *keep)
 {
   const hp_cluster *c = p->cluster;
   int *nodes = hp__calloc((size_t)c->n_nodes, sizeof *nodes);
-  int *len = hp__calloc((size_t)c->n_nodes, sizeof *len), levels, n = 0;
+  int *len = hp__calloc((size_t)c->n_nodes + IDLE_EXTRA_LEVELS, sizeof *len), levels, n = 0;
   if (!nodes || !len || (levels = idle_levels(c, nodes, len)) < 0) {
     free(nodes);
     free(len);
@@ -125,7 +158,7 @@ int hp__configs_idle(const hp_problem *prob, hp_idle_config **out)
 {
   const hp_cluster *c = prob->cluster;
   int *nodes = hp__calloc((size_t)c->n_nodes, sizeof *nodes);
-  int *len = hp__calloc((size_t)c->n_nodes, sizeof *len);
+  int *len = hp__calloc((size_t)c->n_nodes + IDLE_EXTRA_LEVELS, sizeof *len);
   unsigned char *keep = hp__calloc((size_t)c->n_nodes, 1);
   int n = 0, cap = 0, levels = 0;
   *out = NULL;

@@ -321,3 +321,43 @@ TEST(rank_map_of_a_plan_with_idle_devices_has_one_rank_per_slot)
   hp_plan_destroy(&one_node);
   hp_problem_destroy(&p);
 }
+
+/* One type, five nodes of one GPU, gbs 8, 4 layers: no plan uses all five (pp 5 > 4
+ * layers, dp 5 does not divide 8), as after a lost node of a one-type cluster. The
+ * divisibility level leaves one node idle (4 devices: 5 is odd, the shortest prefix
+ * leaving an even count is one node; leaving a multiple of 4 is the same prefix), so dp
+ * finds enum's optimum; without idle devices, no plan. */
+TEST(a_one_type_cluster_that_lost_a_node_has_plans_with_idle_devices)
+{
+  static const char cl[] =
+    "{ \"device_types\": { \"gpu\": { \"mem_gib\": 16, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": [ { \"name\": \"n0\", \"type\": \"gpu\", \"gpus\": 1, \"intra_gbps\": 800 },"
+    "    { \"name\": \"n1\", \"type\": \"gpu\", \"gpus\": 1, \"intra_gbps\": 800 },"
+    "    { \"name\": \"n2\", \"type\": \"gpu\", \"gpus\": 1, \"intra_gbps\": 800 },"
+    "    { \"name\": \"n3\", \"type\": \"gpu\", \"gpus\": 1, \"intra_gbps\": 800 },"
+    "    { \"name\": \"n4\", \"type\": \"gpu\", \"gpus\": 1, \"intra_gbps\": 800 } ],"
+    "  \"inter_gbps\": 80 }";
+  hp_problem *p = fx_problem(fx_tiny_model, cl, NULL, 8, HP_1F1B);
+  hp_idle_config *ic = NULL;
+  unsigned char keep[5];
+  hp_result e, dp;
+  int n;
+  CHECK(solve(p, "dp", &dp) == HP_OK);
+  CHECK(!dp.plan);
+  hp_result_release(&dp);
+  p->job.idle_devices = 1;
+  CHECK_INT(hp__idle_kept(p, 1, keep), 4);
+  CHECK_INT(keep[0], 0);                    /* ties: the first node in the file goes idle */
+  n = hp__configs_idle(p, &ic);
+  CHECK(n > 0);
+  for (int i = 0; i < n; i++) CHECK_INT(ic[i].drop, 1);
+  free(ic);
+  CHECK(solve(p, "enum", &e) == HP_OK);
+  CHECK(solve(p, "dp", &dp) == HP_OK);
+  CHECK(e.plan && dp.plan);
+  CHECK_NEAR(dp.objective, e.objective, 1e-12);
+  CHECK_INT(dp.eval.n_used, 4);
+  hp_result_release(&e);
+  hp_result_release(&dp);
+  hp_problem_destroy(&p);
+}
