@@ -5,7 +5,8 @@
  * DP's bound (the DP relaxes the program's sharding and counting); if it is, or a plan
  * evaluates below the bound, or the program has no point where the DP found a sequence
  * that fits, the two disagree: the configuration keeps the lesser figure and is not
- * pruned (the driver says so in the result's note). Which configurations, in which order,
+ * pruned (the driver says so in the result's note); so does a backend that fails inside
+ * (a warning names the configuration). Which configurations, in which order,
  * with what time and cutoff are the driver's. */
 #include <math.h>
 #include <stdlib.h>
@@ -35,8 +36,18 @@ hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend b
       (err = hp_mip_build_pattern(p, &pt, &m, &map, d)))
     goto done;
   if ((err = backend(m, NULL, lim, seconds, isfinite(cutoff) ? cutoff / m->obj_scale : INFINITY,
-                     &sol, d)))
+                     &sol, d))) {
+    if (err != HP_BACKEND) goto done;
+    /* The backend failed inside (GLPK's primal simplex asserts "teta_lim >= 0.0" on some
+     * 128-GPU programs): nothing of its run is taken. The DP's bound stands unchecked, so
+     * the configuration stays open as on a disagreement, and the search goes on. */
+    hp_warn(d, "%s; the pattern DP's bound of pp %d tp %d dp %d mbs %d stays unchecked and "
+            "that configuration open", d ? d->msg : "the MIP backend failed", c->pp, c->tp,
+            c->dp, c->mbs);
+    *disagree = 1;
+    err = HP_OK;
     goto done;
+  }
   out->work++;
   if (sol.x) {
     double obj = sol.obj * m->obj_scale;

@@ -440,7 +440,8 @@ static void certify(search *s)
     name_open(s);
   } else if (n_dis) {
     snprintf(out->space_note, sizeof out->space_note, "the pattern DP and the pattern MIP "
-             "disagreed on %d configuration%s: each keeps the lesser figure and stays open",
+             "disagreed on (or the backend failed on) %d configuration%s: each keeps the lesser figure "
+             "and stays open",
              n_dis, n_dis == 1 ? "" : "s");
   }
   out->bound = out->plan && bound > out->objective ? out->objective : bound;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "fixtures.h"
 #include "harness.h"
 #include "../../solvers/search.h"
 
@@ -188,4 +189,43 @@ TEST(mip_solve_in_a_child_process_equals_the_solve_here)
     free(child.x);
   }
   hp_mip_destroy(&m);
+}
+
+/* A backend that fails inside (as GLPK's simplex does when it asserts on a program):
+ * hp__pattern_mip takes nothing of it, keeps the DP's bound, marks the configuration
+ * open (as on a disagreement) and lets the search go on (HP_OK), with a warning. */
+static hp_err failing_backend(const hp_mip *m, const double *start, const hp_limits *lim,
+                              double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+{
+  (void)m; (void)start; (void)lim; (void)seconds; (void)cutoff; (void)out;
+  return hp_fail(d, HP_BACKEND, "stand-in: internal error");
+}
+
+static void count_warning(void *ctx, const char *msg)
+{
+  (void)msg;
+  ++*(int *)ctx;
+}
+
+TEST(a_backend_failing_inside_leaves_the_dp_bound_unchecked_and_the_search_going)
+{
+  hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, 8, HP_1F1B);
+  hp_config c = { 2, 1, 2, 1 };
+  hp_cfg_bound b = { 1, 0.5, 1, 0 };
+  hp_result out;
+  hp_limits lim;
+  int disagree = 0, warned = 0;
+  hp_diag d = { 0 };
+  d.warn = count_warning;
+  d.warn_ctx = &warned;
+  hp_limits_init(&lim);
+  hp_result_init(&out);
+  CHECK_INT(hp__pattern_mip(p, &c, failing_backend, &lim, 1, INFINITY, hp__now() + 5, &out, &b,
+                            &disagree, &d), HP_OK);
+  CHECK_INT(disagree, 1);
+  CHECK_NEAR(b.bound, 0.5, 0);
+  CHECK(!out.plan);
+  CHECK_INT(warned, 1);
+  hp_result_release(&out);
+  hp_problem_destroy(&p);
 }
