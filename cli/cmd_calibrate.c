@@ -9,7 +9,7 @@
 #include "cli.h"
 
 static const char help[] =
-  "usage: hetplan calibrate RUNS.json [--cluster C] [--framework F] [--json] [-o OUT.cluster.json]\n"
+  "usage: hetplan calibrate [--runs] RUNS.json [--cluster C] [--framework F] [--json] [-o OUT.cluster.json]\n"
   "\n"
   "Fits the cluster to runs measured on it. RUNS.json (docs/formats.md \"Runs\") lists\n"
   "plans that were run and what was measured: {\"runs\": [{\"plan\": \"p.json\",\n"
