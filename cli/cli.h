@@ -41,6 +41,7 @@ typedef struct cli_core {
   int uniform_sharding;     /* --uniform-sharding */
   int idle_devices;         /* --idle-devices */
   const char *max_slices;   /* --max-slices N (a power of two) */
+  const char *framework;    /* --framework none|megatron|deepspeed|fsdp (the reserve's default) */
   double mem_margin;        /* fraction of memory kept free; < 0: not given */
   int strict_profile;
   int accept_profile_mismatch;   /* a profile of other shapes taken knowingly */
@@ -151,6 +152,11 @@ typedef struct cli_flag {
   .at = CLI_AT_(cli_core, max_slices, const char *), .choice = cli_slices_parse, \
   .expect = "a power of two in 1..1048576 (1, 2, 4, ...)", \
   .help = "the most slices a ZeRO-3 layer's weights are gathered in (OSDP; default 1)" }
+/* The job's framework: the default reserve of types without reserved_gib (hp_framework.h) */
+#define CLI_FLAG_FRAMEWORK { .name = "framework", .arg = "F", .kind = CLI_CHOICE, \
+  .at = CLI_AT_(cli_core, framework, const char *), .choice = hp_framework_parse, \
+  .expect = "none, megatron, deepspeed or fsdp", \
+  .help = "the framework whose default reserve types without reserved_gib take (default none)" }
 #define CLI_FLAGS_JOB_12 CLI_FLAG_SEQUENCE_PARALLEL, CLI_FLAG_GRAD_SYNC, CLI_FLAG_SHARDING, \
   CLI_FLAG_UNIFORM_SHARDING, CLI_FLAG_IDLE_DEVICES, CLI_FLAG_MAX_SLICES
 /* --sharding's value: the mask of the modes (1 << hp_shard) it lists, -1 if a word is
@@ -264,7 +270,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 void cli_flags_print(FILE *f, const cli_cmd *cmd, const char *prefix);
 
 /* Fills the flags a plan file's "inputs" block gives (--model, --cluster, --profile,
- * --gbs, --schedule, --mem-margin) where they are missing and o->plan is set; flags win.
+ * --gbs, --schedule, --mem-margin, the job's fields, --framework) where they are missing and o->plan is set; flags win.
  * Returns 1 if the plan file had such a block, 0 if not, and minus an exit code (the
  * reason printed) when the file's blocks are refused and the files were not given
  * (cli_inputs.c). */

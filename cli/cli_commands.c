@@ -10,10 +10,10 @@
 extern const cli_cmd cli_cmd_import_hf, cli_cmd_plan, cli_cmd_replan, cli_cmd_evaluate, cli_cmd_report,
   cli_cmd_export, cli_cmd_compare, cli_cmd_simulate, cli_cmd_draw, cli_cmd_validate,
   cli_cmd_export_lp, cli_cmd_decode, cli_cmd_expand, cli_cmd_describe, cli_cmd_solvers,
-  cli_cmd_version, cli_cmd_flags;
+  cli_cmd_version, cli_cmd_flags, cli_cmd_calibrate;
 
 const cli_cmd *const cli_commands[] = {
-  &cli_cmd_import_hf, &cli_cmd_plan, &cli_cmd_replan, &cli_cmd_evaluate, &cli_cmd_report, &cli_cmd_export,
+  &cli_cmd_import_hf, &cli_cmd_plan, &cli_cmd_replan, &cli_cmd_evaluate, &cli_cmd_calibrate, &cli_cmd_report, &cli_cmd_export,
   &cli_cmd_compare, &cli_cmd_simulate, &cli_cmd_draw, &cli_cmd_validate, &cli_cmd_export_lp,
   &cli_cmd_decode, &cli_cmd_expand, &cli_cmd_describe, &cli_cmd_solvers, &cli_cmd_version,
   &cli_cmd_flags, NULL

@@ -1,7 +1,8 @@
 /* cli_inputs.c -- a plan file names the files it was planned from ("inputs", written by
  * `plan`); commands that read a plan take --model, --cluster, --profile, --gbs, --schedule,
  * --mem-margin and the job's 1.2 fields (--sequence-parallel, --grad-sync, --sharding,
- * --uniform-sharding, --idle-devices, --max-slices) from it when they are not given.
+ * --uniform-sharding, --idle-devices, --max-slices, --framework) from it when they are not
+ * given.
  * Flags always win; a job file (--job) wins over the plan's gbs and job fields. */
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static void job_12(cli_core *o, const hp_plan_info *in)
   if (!o->sharding && in->sharding) o->sharding = cli_sharding_text(in->sharding, modes, sizeof modes);
   if (!o->uniform_sharding && in->uniform_sharding == 1) o->uniform_sharding = 1;
   if (!o->idle_devices && in->idle_devices == 1) o->idle_devices = 1;
+  if (!o->framework && in->framework > 0) o->framework = hp_framework_name(in->framework);
   if (!o->max_slices && in->max_slices > 1) {
     snprintf(slices, sizeof slices, "%d", in->max_slices);
     o->max_slices = slices;

@@ -10,7 +10,7 @@ static const char help[] =
   "                        [--profile F [--accept-profile-mismatch]] [--strict-profile] [--job J] [--mem-margin F]\n"
   "                        [--json] [-o FILE]\n"
   "                        [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                        [--idle-devices] [--max-slices N]\n"
+  "                        [--idle-devices] [--max-slices N] [--framework F]\n"
   "\n"
   "Scores plan P with the cost model (docs/cost-model.md, version 1.2): per stage and\n"
   "replica the compute, ZeRO-3 gathering Z and gradient scatter Zr, the stage time, the\n"
@@ -170,7 +170,7 @@ static void print_oom(const hp_problem *prob, const hp_eval *e)
 typedef struct evaluate_opts { int json; } evaluate_opts;
 
 static const cli_flag flags[] = {
-  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12,
+  CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_PLAN, CLI_FLAG_GBS, CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_FRAMEWORK,
   CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
   { .name = "json", CLI_OWN_SWITCH(evaluate_opts, json),
     .help = "print the plan file with its figures and breakdown as JSON" },

@@ -12,7 +12,7 @@ static const char help[] =
   "                    [--seed N] [--max-work N] [--top K] [--show-rejected]\n"
   "                    [--mem-margin F] [-o plan.json]\n"
   "                    [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                    [--idle-devices] [--max-slices N] [--memory-weight W]\n"
+  "                    [--idle-devices] [--max-slices N] [--memory-weight W] [--framework F]\n"
   "\n"
   "Searches for the fastest plan that fits in memory with the named solver (default: the\n"
   "first of 'hetplan solvers') and writes the plan file: to -o, else to stdout. A summary\n"
@@ -194,7 +194,7 @@ static const cli_flag flags[] = {
   CLI_FLAG_MODEL, CLI_FLAG_CLUSTER, CLI_FLAG_GBS,
   { .name = "solver", .arg = "NAME", CLI_OWN_TEXT(plan_opts, solver),
     .help = "the solver (default: the first of 'hetplan solvers')" },
-  CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
+  CLI_FLAG_SCHEDULE, CLI_FLAGS_JOB_12, CLI_FLAG_FRAMEWORK, CLI_FLAG_PROFILE, CLI_FLAG_ACCEPT_PROFILE, CLI_FLAG_STRICT_PROFILE, CLI_FLAG_JOB,
   CLI_FLAG_TIME_LIMIT, CLI_FLAG_SEED, CLI_FLAG_MAX_WORK, CLI_FLAG_MEMORY_WEIGHT,
   { .name = "top", .arg = "K", CLI_OWN_INT(plan_opts, top, 1, 1000), .def = "1",
     .help = "list the K best plans found, on stderr" },

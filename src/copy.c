@@ -343,7 +343,9 @@ static double type_mem(const hp_devtype *t) { return t->mem_total > 0 ? t->mem_t
 static const char *type_differs(const hp_devtype *a, const hp_devtype *b)
 {
   if (type_mem(a) != type_mem(b)) return "mem_gib";
-  if (a->reserved != b->reserved) return "reserved_gib";
+  /* two reserves both left to the framework's default are the same once bound */
+  if (a->reserved != b->reserved && !(a->reserved_default && b->reserved_default))
+    return "reserved_gib";
   if (a->peak != b->peak) return "tflops";
   if (a->eff != b->eff) return "efficiency";
   if (a->hbm != b->hbm) return "hbm_gbs";

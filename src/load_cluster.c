@@ -12,7 +12,7 @@
 
 static const char *const cluster_keys[] = {
   "version", "name", "source", "notes", "device_types", "nodes", "inter_gbps",
-  "inter_lat_us", "links", "bandwidth_matrix", "mem_margin", NULL };
+  "inter_lat_us", "links", "bandwidth_matrix", "mem_margin", "calibrated", NULL };
 static const char *const type_keys[] = {
   "mem_gib", "reserved_gib", "tflops", "efficiency", "hbm_gbs", "source", "notes", NULL };
 static const char *const node_keys[] = {
@@ -58,6 +58,7 @@ static hp_err read_types(ju_ctx *c, const cJSON *o, hp_cluster *cl)
                      c->file, p, res, gib);
     t->mem = gib * GIB;
     t->reserved = res * GIB;
+    t->reserved_default = !cJSON_GetObjectItemCaseSensitive(it, "reserved_gib");
     t->peak = tf * 1e12;
   }
   return HP_OK;

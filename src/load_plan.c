@@ -18,7 +18,7 @@ static const char *const stage_keys[] = { "layers", "recompute", "devices", NULL
 static const char *const job_keys[] = { "version", "gbs", "schedule", "accept_profile_mismatch",
                                          "sequence_parallel", "grad_sync", "sharding",
                                          "uniform_sharding", "idle_devices", "max_slices",
-                                         "source", "notes", NULL };
+                                         "framework", "source", "notes", NULL };
 
 static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int n_devices,
                          int *last)
@@ -279,6 +279,15 @@ static hp_err read_job_12(ju_ctx *c, const cJSON *root, hp_job *job)
                    c->file, gs);
   if ((err = ju_int(c, root, "", "max_slices", 0, hp_job_max_slices(job), 1, 1 << 20, &slices)))
     return err;
+  {
+    const char *fw;
+    if ((err = ju_str(c, root, "", "framework", 0, hp_framework_name(job->framework), &fw)))
+      return err;
+    if (hp_framework_parse(fw) < 0)
+      return hp_fail(c->d, HP_PARSE, "%s: framework: expected \"none\", \"megatron\", "
+                     "\"deepspeed\" or \"fsdp\", got \"%s\"", c->file, fw);
+    job->framework = hp_framework_parse(fw);
+  }
   if (slices & (slices - 1))
     return hp_fail(c->d, HP_PARSE, "%s: max_slices: %ld is not a power of two (1, 2, 4, ...)",
                    c->file, slices);

@@ -183,6 +183,20 @@ hp_err hp_transformer_expand(const hp_transformer *t, hp_model *m, hp_diag *d)
     bl->out_bytes = b * s * h;
     bl->tp_comm = 4 * b * s * h;  /* two all-reduces forward, two backward, b sh bytes each */
     bl->splittable = 1;
+    /* The backward pass's working set, above the saved activations (cost-model.md 4, W_l):
+     * the larger of the attention's and the MLP's transients. Eager attention: the scores'
+     * gradient and the softmax backward's output, b as^2 each, live together while the
+     * saved softmax output still is (PyTorch's unfused softmax; with dropout its backward
+     * replaces the first buffer, it does not add one). FlashAttention-2's backward: the fp32
+     * dQ accumulator 4 s q, the gradients of Q, K, V, b s (q + 2 hk), and the fp32 row sums
+     * 4 a s (Dao 2023, Algorithm 2). The MLP: the gradient of the gated product and of its
+     * two factors, 3b sf (a GELU MLP: its output's and its input's gradient, 2b sf). Heads
+     * and ffn divide under TP, as W_l does. */
+    {
+      double attn = eager ? 2 * b * a * s * s : 4 * s * q + b * s * (q + 2 * hk) + 4 * a * s;
+      double ff = (gpt ? 2 : 3) * b * s * f;
+      bl->work_bytes = attn > ff ? attn : ff;
+    }
   }
 
   hp_layer *fn = &L[1 + t->layers], *hd = &L[2 + t->layers];

@@ -188,6 +188,8 @@ static void add_inputs(cJSON *root, const hp_problem *prob)
   if (prob->job.idle_devices) cJSON_AddBoolToObject(in, "idle_devices", 1);
   if (hp_job_max_slices(&prob->job) > 1)
     cJSON_AddNumberToObject(in, "max_slices", hp_job_max_slices(&prob->job));
+  if (prob->job.framework != HP_FW_NONE)
+    cJSON_AddStringToObject(in, "framework", hp_framework_name(prob->job.framework));
 }
 
 static int add_counts(cJSON *o, const hp_cov_count *n)

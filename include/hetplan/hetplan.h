@@ -21,6 +21,8 @@
 #include "hp_launch.h"
 #include "hp_report.h"
 #include "hp_coverage.h"
+#include "hp_framework.h"
+#include "hp_calibrate.h"
 
 #define HETPLAN_VERSION "0.1.0"
 

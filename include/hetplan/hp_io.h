@@ -30,7 +30,7 @@ hp_err hp_plan_load(const char *path, const hp_problem *prob, hp_plan **out, hp_
 /* What a plan file says besides the plan (load_plan_info.c): its "inputs" block, which
  * hp_plan_to_json writes from the problem (file paths as they were given, gbs, schedule,
  * margin, the job's 1.2 fields that differ from their defaults), and its "solver" block.
- * Absent parts: NULL, 0, -1 (schedule, mem_margin, the job's 1.2 fields), 0 (sharding),
+ * Absent parts: NULL, 0, -1 (schedule, mem_margin, the job's 1.2 fields, framework), 0 (sharding),
  * NAN (lower_bound), has_solver 0. A value out of its range counts as absent. Release
  * with hp_plan_info_release. */
 typedef struct hp_plan_info {
@@ -46,6 +46,7 @@ typedef struct hp_plan_info {
   int uniform_sharding;    /* 0, 1; -1 absent */
   int idle_devices;        /* 0, 1; -1 absent */
   int max_slices;          /* a power of two; -1 absent */
+  int framework;           /* an hp_framework; -1 absent */
   int has_solver;
   char solver[32], status[16], space[16];
   double lower_bound;

@@ -6,6 +6,7 @@
 #define HP_PROBLEM_H
 
 #include "hp_error.h"
+#include "hp_framework.h"
 
 /* One layer of the chain (cost-model.md section 1). */
 typedef struct hp_layer {
@@ -70,6 +71,9 @@ typedef struct hp_devtype {
   double mem_total;    /* the device's whole memory as the cluster file gives it, bytes
                         * (set when the problem binds), for display */
   double reserved;     /* framework and runtime overhead, bytes */
+  int reserved_default;/* 1: the cluster file gave no reserved_gib, so binding a problem
+                        * sets `reserved` to the job's framework default (hp_framework.h;
+                        * 0 under framework "none") */
   double peak;         /* FLOP/s */
   double eff;          /* achievable fraction of peak, (0, 1] */
   double hbm;          /* memory bandwidth, bytes/s (1.2 "hbm_gbs"); 0: not given, no
@@ -184,6 +188,8 @@ typedef struct hp_job {
   int uniform_sharding;   /* 1: every layer of a plan takes the same mode */
   int idle_devices;       /* 1: a plan may leave devices unused */
   int max_slices;         /* most slices of a zdp layer, a power of two; 0 or 1: none */
+  int framework;          /* an hp_framework: the default reserve of the types whose
+                           * cluster file gives no reserved_gib; 0 (none): no default */
 } hp_job;
 
 /* The job's mode mask with the default applied (all four when unset). */

@@ -1,0 +1,156 @@
+/* cmd_calibrate.c -- `hetplan calibrate`: fits a cluster's per-type efficiency and reserve
+ * to iteration times (and peak memory) measured on it, prints each run before and after
+ * with the leave-one-out error, and writes the calibrated cluster file (docs/calibrate.md). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char help[] =
+  "usage: hetplan calibrate [--runs] RUNS.json [--cluster C] [--framework F] [--json] [-o OUT.cluster.json]\n"
+  "\n"
+  "Fits the cluster to runs measured on it. RUNS.json (docs/formats.md \"Runs\") lists\n"
+  "plans that were run and what was measured: {\"runs\": [{\"plan\": \"p.json\",\n"
+  "\"iteration_time_s\": 1.23, \"peak_mem_gib\": 40.1, \"memory_kind\": \"reserved\"}]}\n"
+  "(peak memory and its kind optional; \"model\", \"cluster\", \"profile\" override the\n"
+  "plan's \"inputs\"; paths relative to RUNS.json). Per device type the runs use, it fits\n"
+  "the efficiency (the scale of every analytic layer time) by least squares on\n"
+  "log(predicted / measured) time, at most as many parameters as runs, and the reserve\n"
+  "(reserved_gib) as the mean memory residual of the runs that give peak memory. It prints\n"
+  "each run's predicted time and memory before and after against the measurement, each\n"
+  "parameter before -> after (or why it was not fitted), and the leave-one-out error: each\n"
+  "run predicted by a fit without it, the mean and the worst: what the calibration is\n"
+  "worth on a plan it has not seen. --json prints the same as JSON. -o writes the\n"
+  "calibrated cluster: the cluster file with every key kept, the fitted figures replaced\n"
+  "and a \"calibrated\" block. --cluster names the cluster to calibrate (default the one\n"
+  "the plans were made for); --framework replaces the plans' job framework.\n"
+  "\n"
+  "exit codes: 0 done, 3 a bad runs file, plan or cluster (fewer than 2 runs, a time that\n"
+  "is not positive, a plan that does not fit the cluster, a type the cluster lacks),\n"
+  "2 usage, 8 the output cannot be written.\n";
+
+#define GIB 1073741824.0
+
+typedef struct calibrate_opts { const char *runs; int json; } calibrate_opts;
+
+static const cli_flag flags[] = {
+  { .name = "runs", .arg = "RUNS.json", CLI_OWN_TEXT(calibrate_opts, runs), .positional = 1,
+    .file = CLI_FILE_IN, .help = "the measured runs (docs/formats.md \"Runs\")" },
+  CLI_FLAG_CLUSTER, CLI_FLAG_FRAMEWORK,
+  { .name = "json", CLI_OWN_SWITCH(calibrate_opts, json),
+    .help = "print the fit as JSON" },
+  CLI_FLAG_OUT,
+};
+
+static int check(cli_ctx *c)
+{
+  const calibrate_opts *o = c->opts;
+  if (!o->runs) return cli_usage_error("calibrate", "missing RUNS.json (the measured runs)");
+  return EXIT_OK_;
+}
+
+static const char *base(const char *path)
+{
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+static void print_text(FILE *f, const hp_calib *cb)
+{
+  fprintf(f, "calibrating %s on %d runs\n\n", cb->cluster_path, cb->n_runs);
+  fprintf(f, "%-3s %-28s %10s %10s %8s %10s %8s %8s\n", "run", "plan", "measured_s", "before_s",
+          "err", "after_s", "err", "loo_err");
+  for (int i = 0; i < cb->n_runs; i++) {
+    const hp_calib_run *r = &cb->runs[i];
+    fprintf(f, "%-3d %-28.28s %10.4f %10.4f %+7.1f%% %10.4f %+7.1f%% %+7.1f%%\n", i, base(r->plan),
+            r->time, r->time_before, 100 * (r->time_before / r->time - 1), r->time_after,
+            100 * (r->time_after / r->time - 1), 100 * (r->time_loo / r->time - 1));
+  }
+  if (cb->n_mem > 0) {
+    fprintf(f, "\n%-3s %-28s %12s %10s %8s %10s %8s %8s\n", "run", "plan", "measured_GiB",
+            "before", "err", "after", "err", "loo_err");
+    for (int i = 0; i < cb->n_runs; i++) {
+      const hp_calib_run *r = &cb->runs[i];
+      double m = r->mem + r->mem_outside;   /* what the prediction compares with */
+      if (r->mem < 0) continue;
+      fprintf(f, "%-3d %-28.28s %12.3f %10.3f %+7.1f%% %10.3f %+7.1f%% %+7.1f%%%s\n", i,
+              base(r->plan), r->mem / GIB, r->mem_before / GIB, 100 * (r->mem_before / m - 1),
+              r->mem_after / GIB, 100 * (r->mem_after / m - 1), 100 * (r->mem_loo / m - 1),
+              r->mem_allocated ? "  (allocated: context and NCCL added)" : "");
+    }
+  }
+  fprintf(f, "\nparameters (type, name: before -> after)\n");
+  for (int v = 0; v < cb->n_values; v++) {
+    const hp_calib_value *cv = &cb->values[v];
+    fprintf(f, "  %-12s %-12s %10.6g -> %-10.6g", cb->cluster->types[cv->type].name, cv->param,
+            cv->before, cv->after);
+    if (cv->fitted) fprintf(f, " fitted on %d run%s\n", cv->runs, cv->runs == 1 ? "" : "s");
+    else fprintf(f, " not fitted: %s\n", cv->why ? cv->why : "");
+  }
+  fprintf(f, "\nleave-one-out error (each run predicted by a fit without it):\n");
+  fprintf(f, "  time:   mean %.1f %%, worst %.1f %% (run %d)\n", 100 * cb->loo_time_mae,
+          100 * cb->loo_time_worst, cb->loo_time_worst_run);
+  if (cb->n_mem > 0)
+    fprintf(f, "  memory: mean %.1f %%, worst %.1f %% (run %d) over %d run%s\n",
+            100 * cb->loo_mem_mae, 100 * cb->loo_mem_worst, cb->loo_mem_worst_run, cb->n_mem,
+            cb->n_mem == 1 ? "" : "s");
+  else fprintf(f, "  memory: no run gives peak memory\n");
+  for (int i = 0; i < cb->n_runs; i++)
+    if (!cb->runs[i].fits_after)
+      fprintf(f, "note: run %d's plan does not fit in memory with the fitted figures\n", i);
+}
+
+static int run(cli_ctx *c)
+{
+  const calibrate_opts *o = c->opts;
+  hp_calib *cb = NULL;
+  hp_diag d;
+  hp_err err;
+  int rc = EXIT_OK_;
+  cli_diag_init(&d);
+  if ((err = hp_calib_load(o->runs, c->core.cluster,
+                           c->core.framework ? hp_framework_parse(c->core.framework) : -1, &cb, &d)) ||
+      (err = hp_calib_fit(cb, &d))) {
+    rc = cli_fail(&d, err);
+    goto done;
+  }
+  if (o->json) {
+    char *text = NULL;
+    if ((err = hp_calib_to_json(cb, &text, &d))) { rc = cli_fail(&d, err); goto done; }
+    fputs(text, stdout);
+    fputc('\n', stdout);
+    free(text);
+  } else {
+    print_text(stdout, cb);
+  }
+  if (c->core.out) {
+    char date[32], *text = NULL;
+    time_t now = time(NULL);
+    struct tm tmv;
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tmv));
+    if ((err = hp_calib_cluster_json(cb, o->runs, date, &text, &d))) {
+      rc = cli_fail(&d, err);
+      goto done;
+    }
+    rc = cli_write(c->core.out, text);
+    free(text);
+    if (!rc && !o->json) fprintf(stderr, "hetplan: calibrated cluster written to %s\n", c->core.out);
+  }
+done:
+  hp_calib_destroy(&cb);
+  return rc;
+}
+
+const cli_cmd cli_cmd_calibrate = {
+  .name = "calibrate",
+  .summary = "fit a cluster's efficiency and reserve to measured runs, with the\n"
+             "leave-one-out error",
+  .help = help,
+  CLI_FLAGS(flags),
+  .opts_size = sizeof(calibrate_opts),
+  .steps = 0,
+  .check = check,
+  .run = run,
+};

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# test_calibrate.sh -- `hetplan calibrate` end to end on AMP's heterogeneous cluster
+# (GPT-2, analytic times): three plans made by `plan`, their "measured" times the
+# evaluator's under a cluster whose T4 efficiency is 0.2 (V100 0.35 as the file's), their
+# memory that cluster's with a 2.5 GiB V100 reserve: calibrate recovers both, the file it
+# writes loads with `describe` and plans score with it as measured; and bad runs files
+# exit 3 naming the key. Ends with "calibrate: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+H=${HETPLAN:-build/hetplan}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0; failed=0
+
+ok()  { passed=$((passed + 1)); echo "ok $((passed + failed)) $1"; }
+bad() { failed=$((failed + 1)); echo "not ok $((passed + failed)) $1"; shift; printf '  %s\n' "$@"; }
+
+# expect NAME CODE TEXT -- cmd...: the exit code, and TEXT in stdout+stderr (empty: none).
+expect() {
+  local name=$1 code=$2 text=$3; shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$code" ]; then bad "$name" "exit $rc, expected $code" "$(echo "$out" | tail -3)"; return; fi
+  if [ -n "$text" ] && ! grep -qF -- "$text" <<<"$out"; then
+    bad "$name" "output lacks: $text" "$(echo "$out" | tail -3)"; return
+  fi
+  ok "$name"
+}
+
+M=models/gpt2-amp.json
+C=models/amp-hetero.json
+# the "true" cluster: T4 efficiency 0.2, V100 reserve 2.5 GiB
+sed -e '/"T4"/,/}/s/"efficiency": 0.35/"efficiency": 0.2/' \
+    -e '/"V100"/,/}/s/"reserved_gib": 1.0/"reserved_gib": 2.5/' \
+    -e '/"V100"/,/}/s/"reserved_gib": 1,/"reserved_gib": 2.5,/' "$C" > "$tmp/truth.json"
+if cmp -s "$C" "$tmp/truth.json"; then bad truth_cluster_differs "sed changed nothing in $C"; fi
+runs="{\"runs\": ["
+for g in 32 64 128; do
+  $H plan --model $M --cluster $C --gbs $g --solver megatron -o "$tmp/p$g.json" 2>/dev/null
+  read -r t m < <($H evaluate "$tmp/p$g.json" --cluster "$tmp/truth.json" --json |
+    python3 -c 'import json,sys; j=json.load(sys.stdin); print(repr(j["iteration_time"]), repr(max(x["bytes"] for x in j["peak_memory"]) / 2**30))')
+  runs="$runs{\"plan\": \"p$g.json\", \"iteration_time_s\": $t, \"peak_mem_gib\": $m},"
+done
+echo "${runs%,}]}" > "$tmp/runs.json"
+
+expect calibrate_runs_and_writes 0 "leave-one-out error" -- \
+  $H calibrate "$tmp/runs.json" -o "$tmp/cal.json"
+expect calibrated_cluster_loads 0 "T4" -- $H describe --cluster "$tmp/cal.json"
+python3 - "$tmp/cal.json" <<'PY' && ok calibrated_figures_recovered || bad calibrated_figures_recovered "see above"
+import json, sys
+c = json.load(open(sys.argv[1]))
+t = c["device_types"]
+assert abs(t["T4"]["efficiency"] / 0.2 - 1) < 1e-6, t["T4"]
+assert abs(t["V100"]["reserved_gib"] / 2.5 - 1) < 1e-9, t["V100"]
+assert c["calibrated"]["leave_one_out"]["time_worst"] < 1e-6, c["calibrated"]
+assert c["nodes"][3]["intra_gbps"] == 50, "other keys kept"
+PY
+expect calibrate_json 0 '"leave_one_out"' -- $H calibrate "$tmp/runs.json" --json
+
+# bad runs files: exit 3, the key named
+echo '{"runs": [{"plan": "p32.json", "iteration_time_s": 1}]}' > "$tmp/one.json"
+expect one_run_refused 3 "at least 2" -- $H calibrate "$tmp/one.json"
+echo '{"runs": [{"plan": "p32.json", "iteration_time_s": 1}, {"plan": "p64.json", "iteration_time_s": -2}]}' > "$tmp/neg.json"
+expect negative_time_refused 3 "runs[1].iteration_time_s" -- $H calibrate "$tmp/neg.json"
+echo '{"runs": [{"plan": "p32.json", "iteration_time_s": 1}, {"iteration_time_s": 2}]}' > "$tmp/noplan.json"
+expect missing_plan_refused 3 "runs[1].plan" -- $H calibrate "$tmp/noplan.json"
+echo '{"runs": [{"plan": "p32.json", "iteration_time_s": 1, "memory_kind": "smi"}, {"plan": "p64.json", "iteration_time_s": 2}]}' > "$tmp/kind.json"
+expect bad_memory_kind_refused 3 "runs[0].memory_kind" -- $H calibrate "$tmp/kind.json"
+# a plan for 16 devices against a one-GPU cluster
+echo '{"runs": [{"plan": "p32.json", "iteration_time_s": 1}, {"plan": "p64.json", "iteration_time_s": 2}]}' > "$tmp/two.json"
+expect plan_not_for_cluster_refused 3 "p32.json: dp: expected" -- \
+  $H calibrate "$tmp/two.json" --cluster models/h100-1gpu.cluster.json
+expect no_runs_usage 2 "missing RUNS.json" -- $H calibrate
+
+echo "calibrate: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
