@@ -161,18 +161,35 @@ def calibrate_cluster(hetplan, calib_rows, workdir):
     """The one place that knows how `hetplan calibrate` is called; adapt it here.
 
     Writes a runs file (each run: its plan file, which names model, cluster, profile and
-    job, and the measured seconds), runs `hetplan calibrate --runs RUNS -o OUT` and
+    job, and the measured seconds), runs `hetplan calibrate RUNS --cluster C -o OUT` and
     returns a function that turns a test row's plan into one whose cluster is calibrated:
     the calibrated cluster's device types (efficiency, ...) and its bandwidths, as ratios
     to the calibration rows' cluster, carried over to the test row's own cluster (BLOOM's
     rows differ in node count, so one cluster file cannot serve them all)."""
-    runs = {"version": 1, "runs": [{"plan": os.path.abspath(r["plan"]), "measured_seconds": r["measured_s"]}
-                                   for r in calib_rows]}
+    def cluster_of(r):
+        plan = json.load(open(r["plan"]))
+        return os.path.abspath(os.path.join(os.path.dirname(r["plan"]), plan["inputs"]["cluster"]))
+
+    def run(r):
+        # each run on its own cluster (BLOOM's differ in node count); the types, matched by
+        # name, are the ones calibrated (formats.md "Runs")
+        return {"plan": os.path.abspath(r["plan"]), "iteration_time_s": r["measured_s"],
+                "cluster": cluster_of(r)}
+
+    runs = {"runs": [run(r) for r in calib_rows]}
     runs_path = os.path.join(workdir, "runs.json")
     out_path = os.path.join(workdir, "calibrated.cluster.json")
     convert.write_json(runs_path, runs)
-    p = subprocess.run([hetplan, "calibrate", "--runs", runs_path, "-o", out_path],
-                       capture_output=True, text=True)
+    # the cluster calibrated holds every type the runs use (the MIT rows' clusters each
+    # have a subset): the first run's, with the other runs' missing types added
+    union = json.load(open(cluster_of(calib_rows[0])))
+    for r in calib_rows[1:]:
+        for name, t in json.load(open(cluster_of(r)))["device_types"].items():
+            union["device_types"].setdefault(name, t)
+    union_path = os.path.join(workdir, "calibrate-types.cluster.json")
+    convert.write_json(union_path, union)
+    p = subprocess.run([hetplan, "calibrate", runs_path, "--cluster", union_path,
+                        "-o", out_path], capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"hetplan calibrate: exit {p.returncode}: {p.stderr.strip()[-400:]}")
     calibrated = json.load(open(out_path))
