@@ -347,6 +347,14 @@ static const char *type_differs(const hp_devtype *a, const hp_devtype *b)
   if (a->peak != b->peak) return "tflops";
   if (a->eff != b->eff) return "efficiency";
   if (a->hbm != b->hbm) return "hbm_gbs";
+  if (a->peak_fp8 != b->peak_fp8) return "tflops_fp8";
+  if (a->shape.given != b->shape.given) return "shape";
+  {
+    int n;
+    const hp_shape_param *q = hp_shape_params(&n);
+    for (int i = 0; i < n; i++)
+      if (hp_shape_get(&a->shape, &q[i]) != hp_shape_get(&b->shape, &q[i])) return "shape";
+  }
   return NULL;
 }
 

@@ -59,6 +59,7 @@ static void read_job_12(const cJSON *ip, hp_plan_info *in)
   in->uniform_sharding = bool_of(ip, "uniform_sharding");
   in->idle_devices = bool_of(ip, "idle_devices");
   in->grad_sync = gs ? hp_grad_sync_parse(gs) : -1;
+  in->compute_model = hp_compute_model_parse(str_of(ip, "compute_model"));
   if (slices >= 1 && slices <= (1 << 20) && slices == floor(slices) &&
       ((long)slices & ((long)slices - 1)) == 0)
     in->max_slices = (int)slices;
@@ -94,6 +95,7 @@ hp_err hp_plan_info_parse(const char *text, const char *file, hp_plan_info *in, 
   in->mem_margin = -1;
   in->sequence_parallel = in->grad_sync = in->uniform_sharding = in->idle_devices = -1;
   in->max_slices = -1;
+  in->compute_model = -1;
   in->lower_bound = NAN;
   HP_TRY(ju_parse(&c, text, &root));
   HP_TRY(ju_object(&c, root, ""));

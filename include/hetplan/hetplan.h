@@ -21,6 +21,7 @@
 #include "hp_launch.h"
 #include "hp_report.h"
 #include "hp_coverage.h"
+#include "hp_shape.h"
 
 #define HETPLAN_VERSION "0.1.0"
 

@@ -6,6 +6,7 @@
 #define HP_PROBLEM_H
 
 #include "hp_error.h"
+#include "hp_shape.h"
 
 /* One layer of the chain (cost-model.md section 1). */
 typedef struct hp_layer {
@@ -60,6 +61,8 @@ typedef struct hp_model {
   char *path;          /* the file it was loaded from (hp_model_load), else NULL */
   struct hp_transformer *transformer;  /* what the layers were expanded from (hp_transformer.h),
                                           NULL for a model given as explicit layers */
+  int gemm_precision;  /* hp_gemm_precision: what its GEMMs run in ("gemm_precision",
+                        * bf16 by default; fp8 takes the types' tflops_fp8) */
 } hp_model;
 
 typedef struct hp_devtype {
@@ -74,6 +77,9 @@ typedef struct hp_devtype {
   double eff;          /* achievable fraction of peak, (0, 1] */
   double hbm;          /* memory bandwidth, bytes/s (1.2 "hbm_gbs"); 0: not given, no
                         * optimizer-step term for the type */
+  double peak_fp8;     /* dense FP8 FLOP/s ("tflops_fp8"); 0: not given, no fp8 model runs
+                        * on the type */
+  hp_shape shape;      /* the shape model's constants (hp_shape.h); shape.given 0: none */
 } hp_devtype;
 
 typedef struct hp_node {
@@ -184,6 +190,8 @@ typedef struct hp_job {
   int uniform_sharding;   /* 1: every layer of a plan takes the same mode */
   int idle_devices;       /* 1: a plan may leave devices unused */
   int max_slices;         /* most slices of a zdp layer, a power of two; 0 or 1: none */
+  int compute_model;      /* hp_compute_model: layer times the profile does not measure
+                           * come from the shape model (0, default) or FLOPs (1) */
 } hp_job;
 
 /* The job's mode mask with the default applied (all four when unset). */
@@ -216,6 +224,9 @@ typedef struct hp_problem {
   hp_series **series;     /* [n_layers * n_types * (max_tp + 1)], NULL where not measured */
   hp_series *series_store;
   int n_series;
+  hp_series *shape_store; /* the shape model's series (job.compute_model shape), where
+                           * the profile measures no (kind, type, tp) */
+  int n_shape;
   int mem_measured;       /* 1 if some series has measured memory in use (1.2) */
 } hp_problem;
 
@@ -319,7 +330,8 @@ static inline int hp_device_type(const hp_problem *p, int dev)
 double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
                      double btp, double lattp);
 
-/* Whether the time above comes from the profile. */
+/* Whether the time above comes from the profile's measurements (not from the shape
+ * model's series, nor from FLOPs). */
 int hp_layer_time_profiled(const hp_problem *p, int l, int k, int tp);
 
 #endif
