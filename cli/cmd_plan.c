@@ -12,7 +12,7 @@ static const char help[] =
   "                    [--seed N] [--max-work N] [--top K] [--show-rejected]\n"
   "                    [--mem-margin F] [-o plan.json]\n"
   "                    [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                    [--idle-devices] [--max-slices N] [--memory-weight W]\n"
+  "                    [--idle-devices] [--max-slices N] [--compute-model shape|flops] [--memory-weight W]\n"
   "\n"
   "Searches for the fastest plan that fits in memory with the named solver (default: the\n"
   "first of 'hetplan solvers') and writes the plan file: to -o, else to stdout. A summary\n"
