@@ -271,6 +271,9 @@ hp_err hp_cluster_finish(hp_cluster *c, double inter_bw, double inter_lat, hp_di
  * job.accept_profile_mismatch (then a warning through d->warn), and a measured layer
  * time below what the layer's FLOPs take at the device type's peak (F mbs / (t_l peak)).
  * How much of the problem the profile covers: hp_coverage.h.
+ * Unless job.compute_model is flops, adds the shape model's series (hp_shape.h) for every
+ * (layer kind, device type with "shape", tp) of a transformer model the profile does not
+ * measure. A model with gemm_precision fp8 on a type without tflops_fp8 is HP_INVAL.
  * Applies the cluster's memory margin: each type's usable capacity `mem` becomes
  * mem_total * (1 - mem_margin), the one place the margin enters, so that the evaluator
  * and every solver see it alike. */
