@@ -42,6 +42,7 @@ typedef struct cli_core {
   int idle_devices;         /* --idle-devices */
   const char *max_slices;   /* --max-slices N (a power of two) */
   const char *framework;    /* --framework none|megatron|deepspeed|fsdp (the reserve's default) */
+  const char *compute_model; /* --compute-model shape|flops */
   double mem_margin;        /* fraction of memory kept free; < 0: not given */
   int strict_profile;
   int accept_profile_mismatch;   /* a profile of other shapes taken knowingly */
@@ -130,7 +131,7 @@ typedef struct cli_flag {
   .at = CLI_AT_(cli_core, schedule, const char *), .choice = hp_schedule_parse, \
   .expect = "1f1b or gpipe", .help = "the pipeline schedule" }
 /* The job's 1.2 fields (cost-model.md 1), placed wherever --gbs and --schedule are:
- * CLI_FLAGS_JOB_12 is all six, in this order. */
+ * CLI_FLAGS_JOB_12 is all seven, in this order. */
 #define CLI_FLAG_SEQUENCE_PARALLEL { .name = "sequence-parallel", .kind = CLI_SWITCH, \
   .at = CLI_AT_(cli_core, sequence_parallel, int), \
   .help = "sequence parallelism: activations divide by tp entirely (Megatron's --sequence-parallel)" }
@@ -157,8 +158,12 @@ typedef struct cli_flag {
   .at = CLI_AT_(cli_core, framework, const char *), .choice = hp_framework_parse, \
   .expect = "none, megatron, deepspeed or fsdp", \
   .help = "the framework whose default reserve types without reserved_gib take (default none)" }
+#define CLI_FLAG_COMPUTE_MODEL { .name = "compute-model", .arg = "M", .kind = CLI_CHOICE, \
+  .at = CLI_AT_(cli_core, compute_model, const char *), .choice = hp_compute_model_parse, \
+  .expect = "shape or flops", \
+  .help = "layer times no profile measures: from GEMM and attention shapes (shape, default) or FLOPs / (peak x efficiency) (flops)" }
 #define CLI_FLAGS_JOB_12 CLI_FLAG_SEQUENCE_PARALLEL, CLI_FLAG_GRAD_SYNC, CLI_FLAG_SHARDING, \
-  CLI_FLAG_UNIFORM_SHARDING, CLI_FLAG_IDLE_DEVICES, CLI_FLAG_MAX_SLICES
+  CLI_FLAG_UNIFORM_SHARDING, CLI_FLAG_IDLE_DEVICES, CLI_FLAG_MAX_SLICES, CLI_FLAG_COMPUTE_MODEL
 /* --sharding's value: the mask of the modes (1 << hp_shard) it lists, -1 if a word is
  * not a mode (or the list is empty). --max-slices's: the power of two, -1 otherwise. */
 int cli_sharding_parse(const char *s);

@@ -1,8 +1,8 @@
 /* cli_inputs.c -- a plan file names the files it was planned from ("inputs", written by
  * `plan`); commands that read a plan take --model, --cluster, --profile, --gbs, --schedule,
  * --mem-margin and the job's 1.2 fields (--sequence-parallel, --grad-sync, --sharding,
- * --uniform-sharding, --idle-devices, --max-slices, --framework) from it when they are not
- * given.
+ * --uniform-sharding, --idle-devices, --max-slices, --framework, --compute-model) from it
+ * when they are not given.
  * Flags always win; a job file (--job) wins over the plan's gbs and job fields. */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,8 @@ static const char *resolve(const char *plan, const char *path, char *buf, size_t
 static void job_12(cli_core *o, const hp_plan_info *in)
 {
   static char modes[64], slices[16];
+  if (!o->job && !o->compute_model && in->compute_model >= 0)
+    o->compute_model = hp_compute_model_name((hp_compute_model)in->compute_model);
   if (o->job) return;
   if (!o->sequence_parallel && in->sequence_parallel == 1) o->sequence_parallel = 1;
   if (!o->grad_sync && in->grad_sync >= 0) o->grad_sync = hp_grad_sync_name((hp_grad_sync)in->grad_sync);

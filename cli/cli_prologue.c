@@ -69,6 +69,7 @@ static void job_flags(const cli_core *o, hp_job *job)
   if (o->idle_devices) job->idle_devices = 1;
   if (o->max_slices) job->max_slices = cli_slices_parse(o->max_slices);
   if (o->framework) job->framework = hp_framework_parse(o->framework);
+  if (o->compute_model) job->compute_model = hp_compute_model_parse(o->compute_model);
 }
 
 /* Loads model, cluster, optional profile and job from the flags into a problem. */

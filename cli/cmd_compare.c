@@ -12,7 +12,7 @@ static const char help[] =
   "                       [--profile F [--accept-profile-mismatch]] [--job J] [--time-limit S] [--seed N] [--max-work N]\n"
   "                       [--mem-margin F] [--json]\n"
   "                       [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                       [--idle-devices] [--max-slices N] [--memory-weight W]\n"
+  "                       [--idle-devices] [--max-slices N] [--compute-model shape|flops] [--memory-weight W]\n"
   "\n"
   "Runs each solver (default: every solver built in) on the instance and prints one row\n"
   "each: status, iteration time and throughput of its plan as the evaluator scores it,\n"

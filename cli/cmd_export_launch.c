@@ -11,7 +11,7 @@ static const char help[] =
   "                      [--model M --cluster C --gbs N] [--schedule S] [--profile F [--accept-profile-mismatch]]\n"
   "                      [--job J] [--mem-margin F] [--json] [-o FILE]\n"
   "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                      [--idle-devices] [--max-slices N]\n"
+  "                      [--idle-devices] [--max-slices N] [--compute-model shape|flops]\n"
   "                      [--args-file FILE] [-- ARGS...]\n"
   "\n"
   "Writes a bash script that launches the plan, to -o or stdout:\n"

@@ -17,7 +17,7 @@ static const char help[] =
   "                      [--model M] [--old-cluster C] [--profile F [--accept-profile-mismatch]]\n"
   "                      [--job J] [--gbs N] [--schedule 1f1b|gpipe] [--mem-margin F]\n"
   "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST]\n"
-  "                      [--uniform-sharding] [--idle-devices] [--max-slices N]\n"
+  "                      [--uniform-sharding] [--idle-devices] [--max-slices N] [--compute-model shape|flops]\n"
   "                      [--memory-weight W]\n"
   "\n"
   "Plans again after the cluster changed and says what the change costs. The old problem is\n"

@@ -11,7 +11,7 @@ static const char help[] =
   "                      [--time-limit S] [--model M --cluster C --gbs N] [--schedule S]\n"
   "                      [--profile F [--accept-profile-mismatch]] [--job J] [--mem-margin F]\n"
   "                      [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                      [--idle-devices] [--max-slices N] [--memory-weight W]\n"
+  "                      [--idle-devices] [--max-slices N] [--compute-model shape|flops] [--memory-weight W]\n"
   "\n"
   "Writes one page on the plan, Markdown (default) or HTML (--html, with the placement and\n"
   "a simulated iteration embedded as SVG), to -o or stdout: the configuration; the stages\n"

@@ -8,7 +8,7 @@ static const char sim_help[] =
   "usage: hetplan simulate --model M --cluster C --plan P --gbs N [--schedule 1f1b|gpipe]\n"
   "                        [--profile F [--accept-profile-mismatch]] [--job J] [--json] [--svg gantt.svg] [-o FILE]\n"
   "                        [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                        [--idle-devices] [--max-slices N]\n"
+  "                        [--idle-devices] [--max-slices N] [--compute-model shape|flops]\n"
   "\n"
   "Simulates one iteration of plan P event by event (docs/simulator.md): every stage's\n"
   "forwards and backwards in 1F1B or GPipe order, transfers on the links between slots\n"
@@ -24,7 +24,7 @@ static const char draw_help[] =
   "usage: hetplan draw [--plan] P --model M --cluster C --gbs N --svg placement.svg\n"
   "                    [--schedule S] [--profile F [--accept-profile-mismatch]] [--job J]\n"
   "                    [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                    [--idle-devices] [--max-slices N]\n"
+  "                    [--idle-devices] [--max-slices N] [--compute-model shape|flops]\n"
   "\n"
   "Draws the cluster's nodes and devices, each device coloured by its stage and labelled\n"
   "with its replica (and TP rank), and the hand-off links of every replica.\n";

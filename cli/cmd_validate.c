@@ -9,7 +9,7 @@ static const char help[] =
   "usage: hetplan validate --model M --cluster C --gbs N [--schedule S] [--profile F]\n"
   "                        [--job J] [--samples K] [--seed N] [--json]\n"
   "                        [--sequence-parallel] [--grad-sync end|overlap] [--sharding LIST] [--uniform-sharding]\n"
-  "                        [--idle-devices] [--max-slices N]\n"
+  "                        [--idle-devices] [--max-slices N] [--compute-model shape|flops]\n"
   "\n"
   "Scores K random plans of the search space (default 200; seeded) and the dp solver's\n"
   "10 best plans both by the cost-model formula and by the discrete-event simulation,\n"

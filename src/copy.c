@@ -339,7 +339,9 @@ hp_err hp_profile_keep_devices(hp_profile *p, const int *old_to_new, int n_old, 
 /* A type's whole memory: mem_total once a problem has bound it, else mem as loaded. */
 static double type_mem(const hp_devtype *t) { return t->mem_total > 0 ? t->mem_total : t->mem; }
 
-/* Whether two types of one name describe the same device; else which figure differs. */
+/* Whether two types of one name describe the same device; else which figure differs.
+ * `b` is the added file's: the optional figures it leaves out (tflops_fp8, shape) are
+ * `a`'s, not a difference. */
 static const char *type_differs(const hp_devtype *a, const hp_devtype *b)
 {
   if (type_mem(a) != type_mem(b)) return "mem_gib";
@@ -349,6 +351,14 @@ static const char *type_differs(const hp_devtype *a, const hp_devtype *b)
   if (a->peak != b->peak) return "tflops";
   if (a->eff != b->eff) return "efficiency";
   if (a->hbm != b->hbm) return "hbm_gbs";
+  if (b->peak_fp8 > 0 && a->peak_fp8 != b->peak_fp8) return "tflops_fp8";
+  if (b->shape.given && !a->shape.given) return "shape";
+  if (b->shape.given) {
+    int n;
+    const hp_shape_param *q = hp_shape_params(&n);
+    for (int i = 0; i < n; i++)
+      if (hp_shape_get(&a->shape, &q[i]) != hp_shape_get(&b->shape, &q[i])) return "shape";
+  }
   return NULL;
 }
 

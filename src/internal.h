@@ -23,6 +23,7 @@ void hp__sb_xml(hp_sb *b, const char *text);
 
 /* The measured points of one (kind, type, tp), sorted by mbs, duplicates resolved. */
 struct hp_series {
+  int shape;        /* 1: the shape model's estimates (hp_shape.h), not measurements */
   int n;
   int *mbs;
   double *seconds;

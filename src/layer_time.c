@@ -1,7 +1,8 @@
 /* layer_time.c -- the time of one layer on one device type (cost-model.md sections 1, 3
  * and 7.4, 7.10): profiled with interpolation in the micro-batch size, the
  * single-point TP split, or the analytic FLOP and TP all-reduce estimate; a profiled
- * time never below what the FLOPs take at the type's peak. */
+ * time never below what the FLOPs take at the type's peak. The shape model's estimates
+ * (hp_shape.h) arrive as series too, built by problem.c, and are read the same way. */
 #include <math.h>
 
 #include "internal.h"
@@ -14,7 +15,8 @@ static const hp_series *series_of(const hp_problem *p, int l, int k, int tp)
 
 int hp_layer_time_profiled(const hp_problem *p, int l, int k, int tp)
 {
-  return series_of(p, l, k, tp) != NULL;
+  const hp_series *s = series_of(p, l, k, tp);
+  return s != NULL && !s->shape;
 }
 
 /* Linear interpolation between the bracketing points, extrapolation from the two
@@ -83,8 +85,8 @@ static double profiled_time(const hp_problem *p, const hp_series *s, const hp_la
   double t0 = s->seconds[0];
   if (mbs == m0) return t0;
   if (tp > 1) {
-    const hp_series *s1 = series_of(p, l, k, 1);
-    double t1 = s1 ? measured_at(s1, m0, &found) : 0;
+    const hp_series *s1 = series_of(p, l, k, 1);   /* measured, not the shape model's */
+    double t1 = s1 && !s1->shape ? measured_at(s1, m0, &found) : 0;
     if (found) {
       double w = t1 / ((double)m0 * tl);
       double e;
@@ -104,10 +106,10 @@ double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
   const hp_devtype *ty = &p->cluster->types[k];
   int tl = ly->splittable ? tp : 1;
   const hp_series *s = series_of(p, l, k, tp);
-  double t, least;
+  double t, least, peak = hp_shape_peak(p, k);   /* the model's GEMM precision's */
 
   if (!s)
-    return ly->flops * mbs / (tl * ty->peak * ty->eff)
+    return ly->flops * mbs / (tl * peak * ty->eff)
            + tp_comm_time(ly, tp, mbs, btp, lattp);
   /* The measured points are checked against what the FLOPs take at the type's peak
    * (problem.c refuses a faster one); what is derived from them (interpolated,
@@ -116,7 +118,7 @@ double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
    * point, so its times are raised to the peak's instead (beyond rounding: a time at the
    * peak itself stands as it is). */
   t = profiled_time(p, s, ly, l, k, tp, tl, mbs, btp);
-  if (!p->job.accept_profile_mismatch) return t;
-  least = ly->flops * mbs / (tl * ty->peak);
+  if (!p->job.accept_profile_mismatch || s->shape) return t;
+  least = ly->flops * mbs / (tl * peak);
   return t < least * (1 - 1e-9) ? least : t;
 }

@@ -14,10 +14,45 @@ static const char *const cluster_keys[] = {
   "version", "name", "source", "notes", "device_types", "nodes", "inter_gbps",
   "inter_lat_us", "links", "bandwidth_matrix", "mem_margin", "calibrated", NULL };
 static const char *const type_keys[] = {
-  "mem_gib", "reserved_gib", "tflops", "efficiency", "hbm_gbs", "source", "notes", NULL };
+  "mem_gib", "reserved_gib", "tflops", "efficiency", "hbm_gbs", "tflops_fp8", "shape",
+  "source", "notes", NULL };
 static const char *const node_keys[] = {
   "name", "type", "gpus", "intra_gbps", "intra_lat_us", "source", "notes", NULL };
 static const char *const link_keys[] = { "a", "b", "gbps", "lat_us", NULL };
+
+/* A type's "shape" object (hp_shape.h): each constant of the table in its range, an omitted
+ * one at its default; "source" and "notes" say where the figures come from. The shape
+ * model streams its memory-bound work at hbm_gbs, so it needs it. */
+static hp_err read_shape(ju_ctx *c, const cJSON *it, const char *path, hp_devtype *t)
+{
+  const cJSON *o = cJSON_GetObjectItemCaseSensitive(it, "shape");
+  const char *keys[40];
+  int n, nk = 0;
+  const hp_shape_param *q = hp_shape_params(&n);
+  char p[256];
+  hp_err err;
+  if (!o) return HP_OK;
+  ju_join(p, sizeof p, path, "shape");
+  if ((err = ju_object(c, o, p))) return err;
+  for (int i = 0; i < n && nk < 37; i++) keys[nk++] = q[i].name;
+  keys[nk++] = "source";
+  keys[nk++] = "notes";
+  keys[nk] = NULL;
+  ju_unknown_keys(c, o, p, keys);
+  hp_shape_defaults(&t->shape);
+  for (int i = 0; i < n; i++) {
+    double v;
+    if ((err = ju_num(c, o, p, q[i].name, 0, q[i].def, 0, 0, &v))) return err;
+    if (!(v >= q[i].lo && v <= q[i].hi))
+      return hp_fail(c->d, HP_PARSE, "%s: %s.%s: %g is outside [%g, %g] (docs/cost-model.md, "
+                     "\"Shape model\")", c->file, p, q[i].name, v, q[i].lo, q[i].hi);
+    hp_shape_set(&t->shape, &q[i], v);
+  }
+  if (t->hbm <= 0)
+    return hp_fail(c->d, HP_PARSE, "%s: %s: the shape model needs the type's memory bandwidth: "
+                   "add \"hbm_gbs\" (e.g. 2039 for A100-SXM4-80GB)", c->file, p);
+  return HP_OK;
+}
 
 static hp_err read_types(ju_ctx *c, const cJSON *o, hp_cluster *cl)
 {
@@ -50,6 +85,11 @@ static hp_err read_types(ju_ctx *c, const cJSON *o, hp_cluster *cl)
       if ((err = ju_num(c, it, p, "hbm_gbs", 1, 0, 0, 1, &t->hbm))) return err;
       t->hbm *= 1e9;
     }
+    if (cJSON_GetObjectItemCaseSensitive(it, "tflops_fp8")) {   /* dense FP8 peak */
+      if ((err = ju_num(c, it, p, "tflops_fp8", 1, 0, 0, 1, &t->peak_fp8))) return err;
+      t->peak_fp8 *= 1e12;
+    }
+    if ((err = read_shape(c, it, p, t))) return err;
     if (t->eff > 1)
       return hp_fail(c->d, HP_PARSE, "%s: %s.efficiency: expected a fraction in (0, 1], got %g",
                      c->file, p, t->eff);

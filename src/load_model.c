@@ -12,7 +12,8 @@
 
 static const char *const model_keys[] = {
   "version", "name", "source", "notes", "param_bytes", "grad_bytes", "state_bytes",
-  "input_bytes", "tied_params", "layers", "modules", "transformer", "update_bytes", NULL };
+  "input_bytes", "tied_params", "layers", "modules", "transformer", "update_bytes",
+  "gemm_precision", NULL };
 static const char *const layer_keys[] = {
   "name", "kind", "params", "act_bytes", "out_bytes", "flops", "tp_comm_bytes",
   "splittable", "act_bytes_replicated", "work_bytes", "work_bytes_fixed", "repeat",
@@ -21,7 +22,7 @@ static const char *const layer_keys[] = {
 static const char *const tf_keys[] = {
   "family", "layers", "hidden", "heads", "kv_heads", "head_dim", "seq", "vocab", "ffn",
   "positions", "qkv_bias", "out_bias", "mlp_bias", "tied", "dtype", "mlp", "post_norms",
-  "qk_norm", "attn_softcap", "logit_softcap", "attention", NULL };
+  "qk_norm", "attn_softcap", "logit_softcap", "attention", "gemm_precision", NULL };
 
 /* Reads one layer; `warn`: also warn about unknown keys (the first of the two walks that
  * read every layer does, the second does not repeat it). */
@@ -217,6 +218,21 @@ static hp_err read_modules(ju_ctx *c, const cJSON *arr, hp_model *m)
   return err;
 }
 
+/* "gemm_precision" at `path` of o: "bf16" (the default: bf16 or fp16 GEMMs at the type's
+ * tflops) or "fp8" (tflops_fp8). Absent: *g is left alone. */
+static hp_err read_precision(ju_ctx *c, const cJSON *o, const char *path, int *g)
+{
+  const char *s;
+  hp_err err;
+  if (!cJSON_GetObjectItemCaseSensitive(o, "gemm_precision")) return HP_OK;
+  if ((err = ju_str(c, o, path, "gemm_precision", 1, NULL, &s))) return err;
+  if (hp_gemm_precision_parse(s) < 0)
+    return hp_fail(c->d, HP_PARSE, "%s: %s%sgemm_precision: expected \"bf16\" or \"fp8\", got "
+                   "\"%s\"", c->file, path, path[0] ? "." : "", s);
+  *g = hp_gemm_precision_parse(s);
+  return HP_OK;
+}
+
 static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
 {
   hp_transformer t = {0};
@@ -226,6 +242,7 @@ static hp_err read_transformer(ju_ctx *c, const cJSON *o, hp_model *m)
   const char *p = "transformer";
   if ((err = ju_object(c, o, p))) return err;
   ju_unknown_keys(c, o, p, tf_keys);
+  if ((err = read_precision(c, o, p, &m->gemm_precision))) return err;
   if ((err = ju_str(c, o, p, "family", 1, NULL, &fam))) return err;
   if (hp_tf_family_parse(fam) < 0)
     return hp_fail(c->d, HP_PARSE, "%s: transformer.family: expected \"gpt\" or \"llama\", "
@@ -329,6 +346,7 @@ hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_dia
     HP_TRY(ju_num(&c, root, "", "update_bytes", 1, 0, 0, 0, &m->update_bytes));
     m->update_given = 1;
   }
+  HP_TRY(read_precision(&c, root, "", &m->gemm_precision));
   layers = cJSON_GetObjectItemCaseSensitive(root, "layers");
   modules = cJSON_GetObjectItemCaseSensitive(root, "modules");
   tf = cJSON_GetObjectItemCaseSensitive(root, "transformer");
@@ -354,8 +372,15 @@ hp_err hp_model_parse(const char *text, const char *file, hp_model **out, hp_dia
   } else {
     const cJSON *ib = cJSON_GetObjectItemCaseSensitive(root, "input_bytes");
     double in = m->input_bytes, upd = m->update_bytes;
-    int upd_given = m->update_given;
+    int upd_given = m->update_given, top = m->gemm_precision;
     HP_TRY(read_transformer(&c, tf, m));
+    if (cJSON_GetObjectItemCaseSensitive(root, "gemm_precision") &&
+        cJSON_GetObjectItemCaseSensitive(tf, "gemm_precision") && top != m->gemm_precision) {
+      err = hp_fail(d, HP_PARSE, "%s: gemm_precision: \"%s\" at the top and \"%s\" in "
+                    "\"transformer\": give it once", file, hp_gemm_precision_name(top),
+                    hp_gemm_precision_name(m->gemm_precision));
+      goto done;
+    }
     if (ib) m->input_bytes = in;   /* an explicit figure wins over the generator's */
     if (upd_given) m->update_bytes = upd;
   }

@@ -18,7 +18,7 @@ static const char *const stage_keys[] = { "layers", "recompute", "devices", NULL
 static const char *const job_keys[] = { "version", "gbs", "schedule", "accept_profile_mismatch",
                                          "sequence_parallel", "grad_sync", "sharding",
                                          "uniform_sharding", "idle_devices", "max_slices",
-                                         "framework", "source", "notes", NULL };
+                                         "framework", "compute_model", "source", "notes", NULL };
 
 static hp_err read_stage(ju_ctx *c, const cJSON *o, int s, hp_plan *pl, int n_devices,
                          int *last)
@@ -277,6 +277,15 @@ static hp_err read_job_12(ju_ctx *c, const cJSON *root, hp_job *job)
   if (hp_grad_sync_parse(gs) < 0)
     return hp_fail(c->d, HP_PARSE, "%s: grad_sync: expected \"end\" or \"overlap\", got \"%s\"",
                    c->file, gs);
+  {
+    const char *cm;
+    if ((err = ju_str(c, root, "", "compute_model", 0,
+                      hp_compute_model_name((hp_compute_model)job->compute_model), &cm))) return err;
+    if (hp_compute_model_parse(cm) < 0)
+      return hp_fail(c->d, HP_PARSE, "%s: compute_model: expected \"shape\" or \"flops\", got "
+                     "\"%s\"", c->file, cm);
+    job->compute_model = hp_compute_model_parse(cm);
+  }
   if ((err = ju_int(c, root, "", "max_slices", 0, hp_job_max_slices(job), 1, 1 << 20, &slices)))
     return err;
   {

@@ -33,7 +33,8 @@ hp_err hp__plan_names(ju_ctx *c, const cJSON *root)
 {
   static const char *const blocks[] = { "inputs", "solver", NULL };
   static const char *const keys[] = { "model", "cluster", "profile", "schedule", "name",
-                                      "status", "space", "grad_sync", "framework", NULL };
+                                      "status", "space", "grad_sync", "framework",
+                                      "compute_model", NULL };
   hp_err err;
   for (int b = 0; blocks[b]; b++) {
     const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, blocks[b]);
@@ -60,6 +61,7 @@ static void read_job_12(const cJSON *ip, hp_plan_info *in)
   in->idle_devices = bool_of(ip, "idle_devices");
   in->grad_sync = gs ? hp_grad_sync_parse(gs) : -1;
   in->framework = str_of(ip, "framework") ? hp_framework_parse(str_of(ip, "framework")) : -1;
+  in->compute_model = hp_compute_model_parse(str_of(ip, "compute_model"));
   if (slices >= 1 && slices <= (1 << 20) && slices == floor(slices) &&
       ((long)slices & ((long)slices - 1)) == 0)
     in->max_slices = (int)slices;
@@ -96,6 +98,7 @@ hp_err hp_plan_info_parse(const char *text, const char *file, hp_plan_info *in, 
   in->sequence_parallel = in->grad_sync = in->uniform_sharding = in->idle_devices = -1;
   in->max_slices = -1;
   in->framework = -1;
+  in->compute_model = -1;
   in->lower_bound = NAN;
   HP_TRY(ju_parse(&c, text, &root));
   HP_TRY(ju_object(&c, root, ""));

@@ -302,6 +302,7 @@ static hp_err check_peak(const hp_problem *p, const keyed *order, int from, int 
   const hp_measure *a = order[from].m;
   const hp_devtype *ty = &p->cluster->types[a->type];
   const hp_profile_kind *k = find_kind(pr, a->kind);
+  double peak = hp_shape_peak(p, a->type);   /* tflops, tflops_fp8 for an fp8 model */
   double per_rank = 0;   /* largest F / t_l of the kind's layers */
   for (int l = 0; l < m->n_layers; l++) {
     const hp_layer *ly = &m->layers[l];
@@ -312,7 +313,7 @@ static hp_err check_peak(const hp_problem *p, const keyed *order, int from, int 
   }
   for (int q = from; q < to; q++) {
     const hp_measure *e = order[q].m;
-    double least = per_rank * e->mbs / ty->peak;
+    double least = per_rank * e->mbs / peak;
     /* 1e-5: hetplan-profile writes times to 6 significant digits */
     if (e->seconds < least * (1 - 1e-5))
       return hp_fail(d, HP_INVAL, "profile '%s': layer_times[%d]: kind '%s' on '%s' at tp %d, "
@@ -320,7 +321,7 @@ static hp_err check_peak(const hp_problem *p, const keyed *order, int from, int 
                      "the type's peak of %.4g TFLOPS (cluster '%s'): no GPU is faster than its "
                      "peak; re-measure the layer, or correct the type's tflops", pr->name,
                      order[q].pos, e->kind, ty->name, e->tp, e->mbs, e->seconds, least,
-                     per_rank * e->mbs, ty->peak / 1e12, p->cluster->name);
+                     per_rank * e->mbs, peak / 1e12, p->cluster->name);
   }
   return HP_OK;
 }
@@ -432,6 +433,133 @@ done:
   return err;
 }
 
+/* The micro-batch sizes the shape model's series hold: the divisors of gbs (every mbs of
+ * the space divides gbs / dp, so divides gbs), all of them up to SHAPE_MAX_MBS values,
+ * else the 32 smallest and a geometric selection of the rest ending at the largest;
+ * sizes in between are interpolated as the profile's are (cost-model.md 1). */
+#define SHAPE_MAX_MBS 64
+static int shape_mbs(long gbs, int *out)
+{
+  static int all[8192];
+  int n = hp_mbs_divisors(gbs, all, 8192), k = 0;
+  if (n > 8192) n = 8192;
+  if (n <= SHAPE_MAX_MBS) {
+    memcpy(out, all, (size_t)n * sizeof *out);
+    return n;
+  }
+  for (; k < SHAPE_MAX_MBS / 2; k++) out[k] = all[k];
+  for (int j = 1; j <= SHAPE_MAX_MBS / 2; j++) {
+    int at = k - 1 + (int)ceil(pow((double)(n - k), (double)j / (SHAPE_MAX_MBS / 2)));
+    if (at > n - 1) at = n - 1;
+    if (at > 0 && all[at] > out[k - 1]) out[k++] = all[at];
+  }
+  return k;
+}
+
+/* The smallest bandwidth and largest latency between two GPUs of a node of type `ty`
+ * whose GPU count tp divides: what a TP group of that type may get at worst. 0 if no
+ * node of the type holds tp GPUs. */
+static double type_tp_link(const hp_problem *p, int ty, int tp, double *lat)
+{
+  const hp_cluster *c = p->cluster;
+  double bw = 0;
+  *lat = 0;
+  for (int n = 0; n < c->n_nodes; n++) {
+    const hp_node *nd = &c->nodes[n];
+    if (nd->type != ty || nd->gpus % tp) continue;
+    if (p->bw) {
+      for (int a = nd->first; a < nd->first + nd->gpus; a++)
+        for (int b = a + 1; b < nd->first + nd->gpus; b++) {
+          double x = hp_problem_bw(p, a, b), y = hp_problem_lat(p, a, b);
+          if (bw == 0 || x < bw) bw = x;
+          if (y > *lat) *lat = y;
+        }
+    } else {
+      if (bw == 0 || nd->intra_bw < bw) bw = nd->intra_bw;
+      if (nd->intra_lat > *lat) *lat = nd->intra_lat;
+    }
+  }
+  return bw;
+}
+
+/* The shape model's series (hp_shape.h): for every layer kind of a transformer model,
+ * device type with "shape" and tp its nodes can hold, not measured by the profile, the
+ * estimate at each micro-batch size of shape_mbs, the TP all-reduce at the type's worst
+ * intra-node link included, as a profiled time includes it (cost-model.md 7.4). */
+static hp_err build_shape_series(hp_problem *p, hp_diag *d)
+{
+  const hp_model *m = p->model;
+  const hp_cluster *c = p->cluster;
+  const hp_transformer *t = m->transformer;
+  size_t slots = (size_t)m->n_layers * (size_t)c->n_types * (size_t)(p->max_tp + 1);
+  int mbs[SHAPE_MAX_MBS], nm, any = 0, cap, L;
+
+  if (p->job.compute_model != HP_COMPUTE_SHAPE || !t || m->n_layers != t->layers + 3) return HP_OK;
+  for (int k = 0; k < c->n_types; k++) any |= c->types[k].shape.given && c->types[k].hbm > 0;
+  if (!any) return HP_OK;
+  if (slots > HP_MAX_SERIES_SLOTS) {
+    hp_warn(d, "model '%s' on cluster '%s': the shape model's table would take %zu entries, "
+            "more than %ld: layer times are FLOPs / (peak x efficiency)", m->name, c->name,
+            slots, (long)HP_MAX_SERIES_SLOTS);
+    return HP_OK;
+  }
+  if (!p->series && !(p->series = hp__calloc(slots, sizeof *p->series)))
+    return hp_fail(d, HP_NOMEM, "out of memory for the shape model's table");
+  nm = shape_mbs(p->job.gbs, mbs);
+  L = t->layers;
+  cap = 4 * c->n_types * p->max_tp;
+  if (!(p->shape_store = hp__calloc((size_t)cap, sizeof *p->shape_store)))
+    return hp_fail(d, HP_NOMEM, "out of memory for the shape model's table");
+  for (int k = 0; k < c->n_types; k++) {
+    if (!c->types[k].shape.given || c->types[k].hbm <= 0) continue;
+    for (int tp = 1; tp <= p->max_tp; tp++) {
+      double btp, lat;
+      if (!(btp = type_tp_link(p, k, tp, &lat)) && tp > 1) continue;
+      if (tp == 1) {   /* a node of the type at all */
+        int has = 0;
+        for (int n = 0; n < c->n_nodes && !has; n++) has = c->nodes[n].type == k;
+        if (!has) continue;
+      }
+      const int first[4] = { 0, 1, L + 1, L + 2 }, last[4] = { 0, L, L + 1, L + 2 };
+      for (int q = 0; q < 4; q++) {
+        const hp_layer *ly = &m->layers[first[q]];
+        hp_series *sr;
+        if (p->series[hp__series_index(p, first[q], k, tp)]) continue;   /* measured */
+        sr = &p->shape_store[p->n_shape++];
+        sr->shape = 1;
+        sr->mbs = hp__calloc((size_t)nm, sizeof *sr->mbs);
+        sr->seconds = hp__calloc((size_t)nm, sizeof *sr->seconds);
+        if (!sr->mbs || !sr->seconds) return hp_fail(d, HP_NOMEM, "out of memory");
+        for (int i = 0; i < nm; i++) {
+          double sec = hp_shape_layer_time(p, first[q], k, tp, mbs[i]);
+          if (tp > 1 && ly->tp_comm > 0)
+            sec += hp_cost_ring_allreduce(tp) * ly->tp_comm * mbs[i] / btp
+                   + hp_cost_ring_latency(tp, lat);
+          sr->mbs[i] = mbs[i];
+          sr->seconds[i] = sec;
+        }
+        sr->n = nm;
+        for (int l = first[q]; l <= last[q]; l++) p->series[hp__series_index(p, l, k, tp)] = sr;
+      }
+    }
+  }
+  return HP_OK;
+}
+
+/* An fp8 model needs every device type's FP8 peak. */
+static hp_err check_precision(const hp_problem *p, hp_diag *d)
+{
+  const hp_cluster *c = p->cluster;
+  if (p->model->gemm_precision != HP_GEMM_FP8) return HP_OK;
+  for (int k = 0; k < c->n_types; k++)
+    if (c->types[k].peak_fp8 <= 0)
+      return hp_fail(d, HP_INVAL, "model '%s' runs its GEMMs in fp8 (\"gemm_precision\": "
+                     "\"fp8\") but device type '%s' of cluster '%s' gives no \"tflops_fp8\": add "
+                     "the type's dense FP8 peak (e.g. 989 for H100 SXM), or train in bf16 "
+                     "(\"gemm_precision\": \"bf16\")", p->model->name, c->types[k].name, c->name);
+  return HP_OK;
+}
+
 hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
                          hp_profile *profile, hp_job job, hp_diag *d)
 {
@@ -505,7 +633,13 @@ hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
                   "dp, zero1, zero2, zdp and a power of two", job.sharding, job.max_slices);
     goto done;
   }
+  if (job.compute_model != HP_COMPUTE_SHAPE && job.compute_model != HP_COMPUTE_FLOPS) {
+    err = hp_fail(d, HP_INVAL, "job: compute_model %d: expected shape or flops", job.compute_model);
+    goto done;
+  }
+  HP_TRY(check_precision(p, d));
   HP_TRY(build_series(p, d));
+  HP_TRY(build_shape_series(p, d));
   if (profile && p->job.sequence_parallel != profile->sequence_parallel) {
     int n = 0;
     for (int i = 0; i < profile->n_measures; i++)
@@ -537,6 +671,11 @@ void hp_problem_destroy(hp_problem **pp)
     free(p->series_store[i].wval);
   }
   free(p->series_store);
+  for (int i = 0; i < p->n_shape; i++) {
+    free(p->shape_store[i].mbs);
+    free(p->shape_store[i].seconds);
+  }
+  free(p->shape_store);
   free(p->series);
   hp_model_destroy(&p->model);
   hp_cluster_destroy(&p->cluster);

@@ -1,6 +1,7 @@
 /* profile_coverage.c -- which (kind, type, tp, mbs) cells of a problem's search space,
  * or of one plan, have measured layer times, which are derived from measured points of
- * the same (kind, type, tp), and which fall back to the analytic estimate. The rules
+ * the same (kind, type, tp), which come from the shape model, and which fall back to the
+ * analytic estimate. The rules
  * are the layer-time look-up's (layer_time.c); the space is cost-model.md section 5's,
  * the same rule as solvers/configs.c. */
 #include <stdlib.h>
@@ -13,6 +14,7 @@ const char *hp_cell_source_name(hp_cell_source s)
   switch (s) {
   case HP_CELL_MEASURED: return "measured";
   case HP_CELL_DERIVED: return "derived";
+  case HP_CELL_SHAPE: return "shape model";
   default: return "estimated";
   }
 }
@@ -51,6 +53,7 @@ static hp_cell_source classify(const hp_problem *p, int l, int k, int tp, int mb
   if (tp < 1 || tp > p->max_tp || !p->series) return HP_CELL_ESTIMATED;
   s = p->series[hp__series_index(p, l, k, tp)];
   if (!s) return HP_CELL_ESTIMATED;
+  if (s->shape) return HP_CELL_SHAPE;   /* at its own points too: estimates, not measured */
   if (mbs == 0) return HP_CELL_MEASURED;
   for (int i = 0; i < s->n; i++)
     if (s->mbs[i] == mbs) return HP_CELL_MEASURED;
@@ -62,6 +65,7 @@ static void count_add(hp_cov_count *n, hp_cell_source s)
   n->cells++;
   if (s == HP_CELL_MEASURED) n->measured++;
   else if (s == HP_CELL_DERIVED) n->derived++;
+  else if (s == HP_CELL_SHAPE) n->shape++;
   else n->estimated++;
 }
 

@@ -250,7 +250,13 @@ static void section_coverage(doc *o, const hp_problem *prob, const hp_coverage *
 {
   heading(o, 2, "Profile coverage");
   para_begin(o);
-  if (!prob->profile) {
+  if (!prob->profile && cv->total.shape > 0) {
+    textf(o, "No profile: of the %d (layer kind, device type, tp, mbs) cells this plan uses, "
+          "%d are estimated by the shape model (the layers' GEMM and attention shapes, "
+          "docs/cost-model.md) and %d from FLOPs / (peak x efficiency). Measured times "
+          "(hetplan-profile, docs/profiler.md) make the figures above firmer.",
+          cv->total.cells, cv->total.shape, cv->total.estimated);
+  } else if (!prob->profile) {
     textf(o, "No profile: every layer time is estimated (FLOPs / (peak x efficiency), plus the "
           "tensor-parallel all-reduce). Measured times (hetplan-profile, docs/profiler.md) make "
           "the figures above firmer.");
@@ -259,6 +265,9 @@ static void section_coverage(doc *o, const hp_problem *prob, const hp_coverage *
           "measured by the profile, %d derived from its points at other micro-batch sizes and "
           "%d estimated from FLOPs.", cv->total.cells, cv->total.measured, cv->total.derived,
           cv->total.estimated);
+    if (cv->total.shape > 0)
+      textf(o, " The other %d are the shape model's estimates (docs/cost-model.md).",
+            cv->total.shape);
     if (cv->total.estimated > 0) {
       int shown = 0;
       textf(o, " Estimated:");

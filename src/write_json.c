@@ -79,6 +79,7 @@ hp_err hp_model_to_json(const hp_model *m, char **out, hp_diag *d)
     cJSON_AddNumberToObject(root, "state_bytes", m->state_bytes);
     cJSON_AddNumberToObject(root, "input_bytes", m->input_bytes);
     if (m->update_given) cJSON_AddNumberToObject(root, "update_bytes", m->update_bytes);
+    if (m->gemm_precision == HP_GEMM_FP8) cJSON_AddStringToObject(root, "gemm_precision", "fp8");
     if (m->tied_params > 0) cJSON_AddNumberToObject(root, "tied_params", m->tied_params);
     if (m->n_modules > 0) {   /* the tree, so that the file reads back as it is */
       arr = cJSON_AddArrayToObject(root, "modules");
@@ -190,6 +191,9 @@ static void add_inputs(cJSON *root, const hp_problem *prob)
     cJSON_AddNumberToObject(in, "max_slices", hp_job_max_slices(&prob->job));
   if (prob->job.framework != HP_FW_NONE)
     cJSON_AddStringToObject(in, "framework", hp_framework_name(prob->job.framework));
+  if (prob->job.compute_model != HP_COMPUTE_SHAPE)
+    cJSON_AddStringToObject(in, "compute_model",
+                            hp_compute_model_name((hp_compute_model)prob->job.compute_model));
 }
 
 static int add_counts(cJSON *o, const hp_cov_count *n)
@@ -197,7 +201,8 @@ static int add_counts(cJSON *o, const hp_cov_count *n)
   return cJSON_AddNumberToObject(o, "cells", n->cells) &&
          cJSON_AddNumberToObject(o, "measured", n->measured) &&
          cJSON_AddNumberToObject(o, "derived", n->derived) &&
-         cJSON_AddNumberToObject(o, "estimated", n->estimated);
+         cJSON_AddNumberToObject(o, "estimated", n->estimated) &&
+         cJSON_AddNumberToObject(o, "shape_model", n->shape);
 }
 
 /* One axis of the coverage: [{ key: value, cells, measured, derived, estimated }, ...]. */
@@ -240,9 +245,10 @@ static int add_coverage(cJSON *root, const hp_coverage *c, const hp_problem *p)
   for (int i = 0; ok && i < c->n_cells; i++) {
     const hp_cov_cell *cell = &c->cells[i];
     cJSON *o;
-    if (cell->source != HP_CELL_ESTIMATED) continue;
+    if (cell->source != HP_CELL_ESTIMATED && cell->source != HP_CELL_SHAPE) continue;
     if (!(o = cJSON_CreateObject())) { ok = 0; break; }
     cJSON_AddItemToArray(est, o);
+    if (cell->source == HP_CELL_SHAPE) cJSON_AddStringToObject(o, "source", "shape model");
     cJSON_AddStringToObject(o, "kind", c->kinds[cell->kind]);
     cJSON_AddStringToObject(o, "type", p->cluster->types[cell->type].name);
     cJSON_AddNumberToObject(o, "tp", cell->tp);
@@ -302,6 +308,7 @@ static void add_job(cJSON *root, const hp_problem *prob)
   cJSON_AddBoolToObject(o, "uniform_sharding", j->uniform_sharding);
   cJSON_AddBoolToObject(o, "idle_devices", j->idle_devices);
   cJSON_AddNumberToObject(o, "max_slices", hp_job_max_slices(j));
+  cJSON_AddStringToObject(o, "compute_model", hp_compute_model_name((hp_compute_model)j->compute_model));
 }
 
 /* One stage of the breakdown (docs/formats.md "Evaluation"): per replica [r] arrays, per

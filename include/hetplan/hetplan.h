@@ -23,6 +23,7 @@
 #include "hp_coverage.h"
 #include "hp_framework.h"
 #include "hp_calibrate.h"
+#include "hp_shape.h"
 
 #define HETPLAN_VERSION "0.1.0"
 

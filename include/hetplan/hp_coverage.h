@@ -13,8 +13,10 @@ typedef enum {
   HP_CELL_MEASURED = 0,  /* the profile has this very (kind, type, tp, mbs) */
   HP_CELL_DERIVED = 1,   /* the profile has (kind, type, tp) at other mbs only: the time
                             is interpolated, extrapolated or scaled from those points */
-  HP_CELL_ESTIMATED = 2  /* no measurement of (kind, type, tp): FLOPs / (peak x
+  HP_CELL_ESTIMATED = 2, /* no measurement of (kind, type, tp): FLOPs / (peak x
                             efficiency) plus the TP all-reduce */
+  HP_CELL_SHAPE = 3      /* no measurement of (kind, type, tp): the shape model's estimate
+                            (hp_shape.h), entered as profile points; never measured */
 } hp_cell_source;
 
 /* Which cells are counted. */
@@ -34,8 +36,9 @@ typedef struct hp_cov_cell {
   hp_cell_source source;
 } hp_cov_cell;
 
-/* Cells and how many of them are measured, derived, estimated. */
-typedef struct hp_cov_count { int cells, measured, derived, estimated; } hp_cov_count;
+/* Cells and how many of them are measured, derived, estimated (FLOPs), from the shape
+ * model. */
+typedef struct hp_cov_count { int cells, measured, derived, estimated, shape; } hp_cov_count;
 
 typedef struct hp_coverage {
   hp_cov_scope scope;
@@ -68,7 +71,8 @@ hp_err hp_coverage_compute(const hp_problem *p, hp_cov_scope scope, const hp_pla
                            hp_coverage **out, hp_diag *d);
 void hp_coverage_destroy(hp_coverage **c);
 
-/* "measured", "derived", "estimated"; "space", "plan", "groups". Never NULL. */
+/* "measured", "derived", "estimated", "shape model"; "space", "plan", "groups". Never
+ * NULL. */
 const char *hp_cell_source_name(hp_cell_source s);
 const char *hp_cov_scope_name(hp_cov_scope s);
 

@@ -19,8 +19,8 @@ hp_err hp_cluster_inter_default(const char *path, double *bw, double *lat, hp_di
 
 /* Reads {"gbs": N, "schedule": "1f1b"|"gpipe", "accept_profile_mismatch": true|false,
  * and the 1.2 keys sequence_parallel, grad_sync, sharding, uniform_sharding, idle_devices,
- * max_slices} into `job` (formats.md "Job"); keys absent from the file leave `job` as it
- * was. */
+ * max_slices, and compute_model} into `job` (formats.md "Job"); keys absent from the
+ * file leave `job` as it was. */
 hp_err hp_job_load(const char *path, hp_job *job, hp_diag *d);
 
 /* Reads a plan for `prob` (shape and ranges checked here, the rest by
@@ -47,6 +47,7 @@ typedef struct hp_plan_info {
   int idle_devices;        /* 0, 1; -1 absent */
   int max_slices;          /* a power of two; -1 absent */
   int framework;           /* an hp_framework; -1 absent */
+  int compute_model;       /* an hp_compute_model; -1 absent */
   int has_solver;
   char solver[32], status[16], space[16];
   double lower_bound;

@@ -7,6 +7,7 @@
 
 #include "hp_error.h"
 #include "hp_framework.h"
+#include "hp_shape.h"
 
 /* One layer of the chain (cost-model.md section 1). */
 typedef struct hp_layer {
@@ -61,6 +62,8 @@ typedef struct hp_model {
   char *path;          /* the file it was loaded from (hp_model_load), else NULL */
   struct hp_transformer *transformer;  /* what the layers were expanded from (hp_transformer.h),
                                           NULL for a model given as explicit layers */
+  int gemm_precision;  /* hp_gemm_precision: what its GEMMs run in ("gemm_precision",
+                        * bf16 by default; fp8 takes the types' tflops_fp8) */
 } hp_model;
 
 typedef struct hp_devtype {
@@ -78,6 +81,9 @@ typedef struct hp_devtype {
   double eff;          /* achievable fraction of peak, (0, 1] */
   double hbm;          /* memory bandwidth, bytes/s (1.2 "hbm_gbs"); 0: not given, no
                         * optimizer-step term for the type */
+  double peak_fp8;     /* dense FP8 FLOP/s ("tflops_fp8"); 0: not given, no fp8 model runs
+                        * on the type */
+  hp_shape shape;      /* the shape model's constants (hp_shape.h); shape.given 0: none */
 } hp_devtype;
 
 typedef struct hp_node {
@@ -190,6 +196,8 @@ typedef struct hp_job {
   int max_slices;         /* most slices of a zdp layer, a power of two; 0 or 1: none */
   int framework;          /* an hp_framework: the default reserve of the types whose
                            * cluster file gives no reserved_gib; 0 (none): no default */
+  int compute_model;      /* hp_compute_model: layer times the profile does not measure
+                           * come from the shape model (0, default) or FLOPs (1) */
 } hp_job;
 
 /* The job's mode mask with the default applied (all four when unset). */
@@ -222,6 +230,9 @@ typedef struct hp_problem {
   hp_series **series;     /* [n_layers * n_types * (max_tp + 1)], NULL where not measured */
   hp_series *series_store;
   int n_series;
+  hp_series *shape_store; /* the shape model's series (job.compute_model shape), where
+                           * the profile measures no (kind, type, tp) */
+  int n_shape;
   int mem_measured;       /* 1 if some series has measured memory in use (1.2) */
 } hp_problem;
 
@@ -266,6 +277,9 @@ hp_err hp_cluster_finish(hp_cluster *c, double inter_bw, double inter_lat, hp_di
  * job.accept_profile_mismatch (then a warning through d->warn), and a measured layer
  * time below what the layer's FLOPs take at the device type's peak (F mbs / (t_l peak)).
  * How much of the problem the profile covers: hp_coverage.h.
+ * Unless job.compute_model is flops, adds the shape model's series (hp_shape.h) for every
+ * (layer kind, device type with "shape", tp) of a transformer model the profile does not
+ * measure. A model with gemm_precision fp8 on a type without tflops_fp8 is HP_INVAL.
  * Applies the cluster's memory margin: each type's usable capacity `mem` becomes
  * mem_total * (1 - mem_margin), the one place the margin enters, so that the evaluator
  * and every solver see it alike. */
@@ -325,7 +339,8 @@ static inline int hp_device_type(const hp_problem *p, int dev)
 double hp_layer_time(const hp_problem *p, int l, int k, int tp, int mbs,
                      double btp, double lattp);
 
-/* Whether the time above comes from the profile. */
+/* Whether the time above comes from the profile's measurements (not from the shape
+ * model's series, nor from FLOPs). */
 int hp_layer_time_profiled(const hp_problem *p, int l, int k, int tp);
 
 #endif

@@ -58,8 +58,13 @@ EOF
 expect plan_hf_config_as_model 0 "solver dp: feasible" -- $H plan --model $tmp/small.json --cluster $T/cluster.json --gbs 8 -o $tmp/small.plan.json
 expect evaluate_hf_config_as_model 0 "model    small: 7 layers" -- $H evaluate $tmp/small.plan.json
 
-# --- plan, then export from the plan file alone
-expect plan_llama70b 0 "pp 8 tp 8 dp 2 mbs 1" -- $H plan --model $tmp/l70.json --cluster models/pipette-high-16x8-a100.json --gbs 256 -o $tmp/l70.plan.json
+# --- plan, then export from the plan file alone. The expectations (tp 8, gas 128) are the
+# FLOPs model's choice, pinned with --compute-model flops (the shape model, the default,
+# picks pp 8 tp 4 dp 4 on this cluster); the plan file's inputs carry it to the export.
+expect plan_llama70b 0 "pp 8 tp 8 dp 2 mbs 1" -- $H plan --model $tmp/l70.json --cluster models/pipette-high-16x8-a100.json --gbs 256 --compute-model flops -o $tmp/l70.plan.json
+if grep -q '"compute_model":[[:space:]]*"flops"' $tmp/l70.plan.json; then ok plan_file_records_compute_model
+else bad plan_file_records_compute_model "$(grep -c compute_model $tmp/l70.plan.json) compute_model keys"; fi
+expect evaluate_takes_compute_model_from_plan 0 "iteration" -- $H evaluate $tmp/l70.plan.json
 expect export_megatron 0 "wrote $tmp/launch.sh" -- $H export --format megatron $tmp/l70.plan.json -o $tmp/launch.sh
 for a in "--num-query-groups 8" "--tensor-model-parallel-size 8" "--pipeline-model-parallel-size 8" "--micro-batch-size 1" \
          "--global-batch-size 256" "--num-layers 80" "--hidden-size 8192" "--ffn-hidden-size 28672" \
