@@ -24,10 +24,21 @@ DEFAULT_MEASURED = "/work/shared/data/measured"
 
 # ---------------------------------------------------------------- hardware figures
 # A100-SXM4-80GB as the project's bundled A100 clusters give it (models/pipette-*.json):
-# bf16 dense peak, the bundled efficiency and reserve, HBM2e bandwidth.
-A100 = {"mem_gib": 80, "reserved_gib": 1.5, "tflops": 312, "efficiency": 0.45, "hbm_gbs": 2039,
-        "source": "A100-SXM4-80GB: bf16 dense peak 312 TFLOPS, HBM2e 2039 GB/s (NVIDIA datasheet); "
-                  "efficiency 0.45 and reserved 1.5 GiB as the bundled A100 clusters (models/pipette-*.json)"}
+# bf16 dense peak, efficiency, HBM2e bandwidth and the shape model's constants, read from
+# that file so the bench scores what hetplan ships. No reserved_gib: the job names its
+# framework (Megatron-DeepSpeed: "deepspeed"), whose default reserve applies (CUDA context,
+# NCCL buffers, DeepSpeed's reduce bucket; docs/memory-margin.md).
+_ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def _bundled_type(cluster_file, name):
+    t = dict(json.load(open(os.path.join(_ROOT, "models", cluster_file)))["device_types"][name])
+    t.pop("reserved_gib", None)
+    t["source"] = f"models/{cluster_file}'s {name} (reserve: the job's framework default): " + t.get("source", "")
+    return t
+
+
+A100 = _bundled_type("pipette-high-16x8-a100.json", "A100")
 # Jean Zay gpu_p5 (the data set's hardware line): NVLink with 4 links per GPU pair,
 # NVLink3 25 GB/s a link and direction = 100 GB/s = 800 Gbit/s; 4 x 100 Gbit/s Omni-Path a node.
 JEAN_ZAY = {"intra_gbps": 800, "intra_lat_us": 3, "inter_gbps": 400, "inter_lat_us": 5}
@@ -40,7 +51,10 @@ BLOOM_SPLIT = "even"
 # HBM3 4000 GB/s, 96 GB (97,871 MiB on nvidia-smi = 95.6 GiB). The efficiency is measured:
 # see profile_efficiency().
 GH200 = {"mem_gib": 95.6, "reserved_gib": 0.6, "tflops": 494, "hbm_gbs": 4000,
-         "source": "GH200 96 GB: TF32 dense peak 494 TFLOPS, HBM3 4000 GB/s; reserved: the CUDA context only"}
+         "shape": dict(json.load(open(os.path.join(_ROOT, "models", "h100-1gpu.cluster.json")))
+                       ["device_types"]["H100"]["shape"]),
+         "source": "GH200 96 GB: TF32 dense peak 494 TFLOPS, HBM3 4000 GB/s; reserved: the CUDA context "
+                   "only; shape: the bundled H100's constants (the GH200's GPU is an H100, 132 SMs)"}
 # The MIT servers (Sailor's constants.py gives 24, 11, 24 GB: the "RTX-2080" is a 2080 Ti).
 # fp32 peaks (Turing has no TF32; the 3090's TF32 dense equals its fp32 rate), memory bandwidth.
 MIT_TYPES = {
@@ -241,7 +255,7 @@ def convert_bloom(measured, out, hetplan):
         plan = {"version": 1, "pp": pp, "tp": tp, "dp": dp, "mbs": mbs, "schedule": "1f1b",
                 "stages": stages, "sharding": [mode] * (layers + 3),
                 "inputs": {"model": mname + ".json", "cluster": cname, "gbs": gbs, "schedule": "1f1b",
-                           "sharding": [mode], "sequence_parallel": False}}
+                           "sharding": [mode], "sequence_parallel": False, "framework": "deepspeed"}}
         ppath = os.path.join(d, rid + ".plan.json")
         write_json(ppath, plan)
         label = f"{r['date']} {r['size_label']} h{r['hidden_size']} L{layers} a{heads}"
