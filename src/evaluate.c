@@ -196,7 +196,8 @@ hp_err hp_evaluate(const hp_problem *prob, const hp_plan *plan, hp_eval *e, hp_d
   e->n_used = 0;
   for (int dv = 0; dv < D; dv++)
     if (!e->idle[dv]) {
-      peaks += c->types[hp_device_type(prob, dv)].peak;
+      peaks += hp_shape_peak(prob, hp_device_type(prob, dv));   /* the model's GEMM precision's
+                                                                  * peak: tflops, tflops_fp8 */
       e->n_used++;
     }
   e->throughput = (double)prob->job.gbs / e->iteration_time;

@@ -151,6 +151,29 @@ TEST(shape_fp8_halves_compute_bound_gemms)
            "\"gpt\", \"layers\": 1, \"hidden\": 256, \"heads\": 2, \"seq\": 256, \"vocab\": 512 } }",
            hand_cluster, NULL, job_of(4, HP_COMPUTE_SHAPE));
   CHECK_NEAR(hp_shape_layer_time(f, 1, 0, 1, 1), LINEAR / 2 + FLASH + STREAM, REL);
+  /* MFU is against the fp8 peak (2 TFLOPS a device) for the fp8 model, the 16-bit one (1)
+   * for the bf16 model: one plan, pp 1 tp 1 dp 2 mbs 1, on both */
+  {
+    hp_problem *pr[2] = { b, f };
+    double peak[2] = { 1e12, 2e12 };
+    for (int i = 0; i < 2; i++) {
+      hp_plan *pl = NULL;
+      hp_eval e = {0};
+      hp_diag d = { 0 };
+      CHECK(hp_plan_create(&pl, 1, 1, 2, pr[i]->model->n_layers, &d) == HP_OK);
+      pl->mbs = 1;
+      pl->schedule = HP_1F1B;
+      hp_plan_split_even(pl);
+      hp_plan_place_in_order(pl);
+      CHECK(hp_plan_set_gas(pr[i], pl, &d) == HP_OK);
+      CHECK(hp_evaluate(pr[i], pl, &e, &d) == HP_OK);
+      CHECK_NEAR(e.mfu, hp_model_total_flops(pr[i]->model) * 4 / e.iteration_time / (2 * peak[i]),
+                 1e-12);
+      CHECK(e.mfu < 1);
+      hp_eval_release(&e);
+      hp_plan_destroy(&pl);
+    }
+  }
   hp_problem_destroy(&b);
   hp_problem_destroy(&f);
 }
