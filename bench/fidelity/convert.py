@@ -67,11 +67,20 @@ MIT_TYPES = {
 }
 NET_LAT_US = {"intra": 3, "inter": 5}     # Sailor's fits fold latency into the curve
 
-# Megatron-DeepSpeed's Adam: bf16 weights and gradients, fp32 master and moments (16 bytes);
-# from 02-28 BLOOM accumulated gradients in fp32 (README of the data: "bf16 optimizer with
-# fp32 grad accumulation"): 4-byte gradients, 18 bytes. fp32 training: 4 + 4 + 8.
+# Megatron-DeepSpeed's Adam under DeepSpeed's ZeRO-1 (before 02-28): bf16 (fp16) weights and
+# gradients, fp32 master and moments (16 bytes). From 02-28 BLOOM ran DeepSpeed's BF16_Optimizer
+# (ZeRO stage 0, its own ZeRO-1), which keeps three gradients a parameter: the bf16 gradient
+# backward writes (2 bytes; the pipeline engine clears it only at the start of the next
+# backward: update_hp_grads(clear_lp_grads=False), deepspeed/runtime/pipe/engine.py), and the
+# fp32 accumulation buffer, whole on every rank (4 bytes: fp32_groups_gradients_flat =
+# zeros_like(the flat bf16 weights), deepspeed/runtime/bf16_optimizer.py, both at
+# microsoft/DeepSpeed 56c522386, "bf16+pipeline parallelism (#1801)", the branch BLOOM ran).
+# The chronicle says as much: "The additional memory usage is 4bytes x params and it's not
+# sharded across gpus" (bigscience chronicles-prequel.md, "Rebalancing layers"). So 6-byte
+# gradients, 20 bytes. The reduction sends the fp32 buffer (an all-reduce of 4 bytes, which
+# the zero1 mode's reduce-scatter of 6 approaches from below). fp32 training: 4 + 4 + 8.
 BYTES_BF16 = {"param_bytes": 2, "grad_bytes": 2, "state_bytes": 16}
-BYTES_BF16_FP32_GRADS = {"param_bytes": 2, "grad_bytes": 4, "state_bytes": 18}
+BYTES_BF16_OPTIMIZER = {"param_bytes": 2, "grad_bytes": 6, "state_bytes": 20}
 BYTES_FP32 = {"param_bytes": 4, "grad_bytes": 4, "state_bytes": 16}
 # Sailor and Aceso run Megatron with the GPT-2 vocabulary, padded to 50304 (Sailor's
 # llm_info.json: the embedding holds (50304 + 2048) x h parameters, for both models).
@@ -218,7 +227,7 @@ def convert_bloom(measured, out, hetplan):
             continue
         seen[key] = rid
         fp32_grads = r["date"] >= "02-28"
-        mname = f"bloom-h{r['hidden_size']}-L{layers}-a{heads}{'-g4' if fp32_grads else ''}"
+        mname = f"bloom-h{r['hidden_size']}-L{layers}-a{heads}{'-bf16opt' if fp32_grads else ''}"
         mpath = os.path.join(d, mname + ".json")
         if not os.path.exists(mpath):
             model = {"version": 1, "name": mname,
@@ -227,7 +236,7 @@ def convert_bloom(measured, out, hetplan):
                      "transformer": {"family": "gpt", "layers": layers, "hidden": r["hidden_size"],
                                      "heads": heads, "seq": 2048, "vocab": BLOOM_VOCAB, "positions": 0,
                                      "tied": True, "dtype": "bf16", "attention": "eager"}}
-            model.update(BYTES_BF16_FP32_GRADS if fp32_grads else BYTES_BF16)
+            model.update(BYTES_BF16_OPTIMIZER if fp32_grads else BYTES_BF16)
             write_json(mpath, model)
         nodes = r["num_gpus"] // 8
         cname = f"jeanzay-{nodes}x8.cluster.json"
@@ -243,8 +252,13 @@ def convert_bloom(measured, out, hetplan):
                                "inter_gbps": JEAN_ZAY["inter_gbps"], "inter_lat_us": JEAN_ZAY["inter_lat_us"]})
         pp, tp, mbs = r["pp"], r["tp"], r["micro_batch_size"]
         mode = "zero1" if r["zero_stage"] == 1 else "dp"
-        blocks = bloom_blocks_per_stage(layers, pp, r["hidden_size"], r["date"]) if BLOOM_SPLIT == "weighted" \
-            else even_split(layers, pp)
+        # From 02-28 the runs cut the pipeline with --pp-partition-method
+        # 'type:transformer|embedding' (the chronicle, "Rebalancing layers": each embedding
+        # takes a block's slot, layers + 2 divide by pp); before, Megatron-DeepSpeed's default
+        # 'type:transformer' spread the blocks alone (gpt_model.py at bigscience-workshop/
+        # Megatron-DeepSpeed 00f5f889, the commit that made it configurable).
+        blocks = bloom_blocks_per_stage(layers, pp, r["hidden_size"], r["date"]) \
+            if BLOOM_SPLIT == "weighted" or r["date"] >= "02-28" else even_split(layers, pp)
         stages = stages_from_blocks(blocks, layers, True)
         for s, st in enumerate(stages):
             st["devices"] = megatron_devices(pp, dp, tp, s)
