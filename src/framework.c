@@ -1,8 +1,10 @@
 /* framework.c -- the documented defaults of what a training framework holds on a GPU
  * beyond the model (the reserve res_k of cost-model.md 4): one table, its sources beside
- * each figure (docs/memory-margin.md "Framework defaults"). Fixed bytes per device: the
- * caching allocator's reserve (fragmentation, cached free blocks), which grows with the
- * model, is not here: `hetplan calibrate` fits it from measured memory (docs/calibrate.md). */
+ * each figure (docs/memory-margin.md "Framework defaults"). Fixed bytes per device type:
+ * the context, NCCL's buffers and the framework's own (hp_framework_reserve), and the
+ * caching allocator's reserve as a fraction of the device's memory
+ * (hp_framework_allocator); `hetplan calibrate` fits a cluster's own reserve from
+ * measured memory (docs/calibrate.md). */
 #include <ctype.h>
 #include <string.h>
 
@@ -81,6 +83,27 @@ static const struct fw_row { int comms; double buffers; } fws[HP_N_FRAMEWORK] = 
    * `gather` term; it keeps no bucket of its own. */
   [HP_FW_FSDP] = { 1, 0 },
 };
+
+/* The caching allocator's reserve, a fraction of the device's memory, for the frameworks
+ * that allocate through PyTorch's caching allocator (all three). The allocator keeps
+ * freed blocks cached; a block split for one size serves a larger request only when it
+ * is free and whole, so the memory a process holds (nvidia-smi, torch's max_reserved)
+ * stays above what its tensors take at their peak (max_allocated), and a run fails when a
+ * request finds no fitting block though the sum of free memory would suffice (PyTorch's
+ * "CUDA semantics: memory management" and its `expandable_segments` note). The figure is
+ * measured, not derived: BigScience's A100-80GB runs (../shared/data/measured: 94 rows with
+ * nvidia-smi's maximum, Megatron-DeepSpeed) hold 7-17 GiB (median 12) above the tensors,
+ * context, NCCL buffers and bucket included in that; the data set's README gives 10-15 GiB
+ * on A100-80GB. 10 % of the memory (8 GiB of 80) is the lower part of that range, kept
+ * proportional so that a 24 GiB card is not charged 8 GiB; `hetplan calibrate` fits a
+ * cluster's own figure (the reserve) from measured memory. */
+#define ALLOCATOR_FRACTION 0.10
+
+double hp_framework_allocator(int fw, double mem_bytes)
+{
+  if (fw <= HP_FW_NONE || fw >= HP_N_FRAMEWORK || !(mem_bytes > 0)) return 0;
+  return ALLOCATOR_FRACTION * mem_bytes;
+}
 
 /* Whether `pattern` occurs in `s`, ignoring case. */
 static int contains(const char *s, const char *pattern)

@@ -595,7 +595,9 @@ hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
     if (t->mem_total <= 0) t->mem_total = t->mem;
     /* a type whose file gave no reserved_gib takes the job's framework default (0 under
      * "none", as before frameworks existed); a copy rebound under another job follows it */
-    if (t->reserved_default) t->reserved = hp_framework_reserve(job.framework, t->name, NULL);
+    if (t->reserved_default)
+      t->reserved = hp_framework_reserve(job.framework, t->name, NULL) +
+                    hp_framework_allocator(job.framework, t->mem_total);
     t->mem = t->mem_total * (1 - cluster->mem_margin);
     if (t->reserved >= t->mem) {
       err = hp_fail(d, HP_INVAL, "cluster '%s': device type '%s': its reserve of %.3f GiB "

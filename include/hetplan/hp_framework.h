@@ -31,4 +31,11 @@ typedef struct hp_fw_reserve {
  * `parts` (may be NULL) gets them. */
 double hp_framework_reserve(int fw, const char *type_name, hp_fw_reserve *parts);
 
+/* The caching allocator's reserve under framework `fw` on a device of `mem_bytes`: what
+ * the process holds beyond its tensors' peak (cached, fragmented blocks; nvidia-smi and
+ * max_reserved show it, max_allocated does not): 10 % of the memory, 0 for HP_FW_NONE
+ * (src/framework.c says where the figure comes from). A type without reserved_gib takes
+ * hp_framework_reserve + this. */
+double hp_framework_allocator(int fw, double mem_bytes);
+
 #endif

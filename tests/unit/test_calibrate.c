@@ -223,8 +223,11 @@ TEST(framework_default_applies_only_where_the_file_gives_no_reserve)
   CHECK(hp_model_parse(fx_tiny_model, "m", &m, &d) == HP_OK);
   CHECK(hp_cluster_parse(big, "c", &cl, &d) == HP_OK);
   CHECK(hp_problem_create(&p, m, cl, NULL, job, &d) == HP_OK);
-  CHECK_NEAR(p->cluster->types[0].reserved, 0.6 * GIB + 924844032.0, 1e-15);
+  /* context, NCCL's three communicators, and the allocator's 10 % of 80 GiB */
+  CHECK_NEAR(p->cluster->types[0].reserved, 0.6 * GIB + 924844032.0 + 8 * GIB, 1e-15);
   CHECK_NEAR(p->cluster->types[1].reserved, 3 * GIB, 1e-15);
+  CHECK_NEAR(hp_framework_allocator(HP_FW_DEEPSPEED, 24 * GIB), 2.4 * GIB, 1e-15);
+  CHECK(hp_framework_allocator(HP_FW_NONE, 80 * GIB) == 0);
   /* rebound under "none": the default goes, the file's figure stays */
   {
     hp_problem *q = NULL;
