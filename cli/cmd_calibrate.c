@@ -1,6 +1,7 @@
-/* cmd_calibrate.c -- `hetplan calibrate`: fits a cluster's per-type efficiency and reserve
- * to iteration times (and peak memory) measured on it, prints each run before and after
- * with the leave-one-out error, and writes the calibrated cluster file (docs/calibrate.md). */
+/* cmd_calibrate.c -- `hetplan calibrate`: fits a cluster's per-type time parameters (the
+ * shape model's constants, the efficiency) and reserve to iteration times (and peak
+ * memory) measured on it, prints each run before and after with the leave-one-out error,
+ * and writes the calibrated cluster file (docs/calibrate.md). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,36 +10,53 @@
 #include "cli.h"
 
 static const char help[] =
-  "usage: hetplan calibrate [--runs] RUNS.json [--cluster C] [--framework F] [--json] [-o OUT.cluster.json]\n"
+  "usage: hetplan calibrate [--runs] RUNS.json [--cluster C] [--framework F] [--params LIST] [--json]\n"
+  "                         [-o OUT.cluster.json]\n"
   "\n"
   "Fits the cluster to runs measured on it. RUNS.json (docs/formats.md \"Runs\") lists\n"
   "plans that were run and what was measured: {\"runs\": [{\"plan\": \"p.json\",\n"
   "\"iteration_time_s\": 1.23, \"peak_mem_gib\": 40.1, \"memory_kind\": \"reserved\"}]}\n"
   "(peak memory and its kind optional; \"model\", \"cluster\", \"profile\" override the\n"
   "plan's \"inputs\"; paths relative to RUNS.json). Per device type the runs use, it fits\n"
-  "the efficiency (the scale of every analytic layer time) by least squares on\n"
-  "log(predicted / measured) time, at most as many parameters as runs, and the reserve\n"
-  "(reserved_gib) as the mean memory residual of the runs that give peak memory. It prints\n"
-  "each run's predicted time and memory before and after against the measurement, each\n"
-  "parameter before -> after (or why it was not fitted), and the leave-one-out error: each\n"
-  "run predicted by a fit without it, the mean and the worst: what the calibration is\n"
-  "worth on a plan it has not seen. --json prints the same as JSON. -o writes the\n"
-  "calibrated cluster: the cluster file with every key kept, the fitted figures replaced\n"
-  "and a \"calibrated\" block. --cluster names the cluster to calibrate (default the one\n"
-  "the plans were made for); --framework replaces the plans' job framework.\n"
+  "the time parameters --params names by least squares on log(predicted / measured) time:\n"
+  "default gemm_eff,efficiency,align_eff. gemm_eff and align_eff are the shape model's\n"
+  "(a type with a \"shape\" object: transformer layers timed from their GEMMs), the\n"
+  "efficiency the FLOPs path's scale (explicit-layer models, types without \"shape\");\n"
+  "--params all adds attn_eff, attn_eff64, mem_eff, launch_us, for many runs. A parameter\n"
+  "no run's time depends on (attn_eff under eager attention), one the runs cannot tell\n"
+  "from one fitted before it (align_eff when every run is misaligned) and any beyond as\n"
+  "many as the runs are left as they were, the reason printed. The reserve (reserved_gib)\n"
+  "is the mean memory residual of the runs that give peak memory. It prints each run's\n"
+  "predicted time and memory before and after against the measurement, each parameter\n"
+  "before -> after (or why it was not fitted), and the leave-one-out error: each run\n"
+  "predicted by a fit without it, the mean and the worst: what the calibration is worth on\n"
+  "a plan it has not seen. --json prints the same as JSON. -o writes the calibrated\n"
+  "cluster: the cluster file with every key kept, the fitted figures replaced (shape\n"
+  "constants in the type's \"shape\") and a \"calibrated\" block. --cluster names the\n"
+  "cluster to calibrate (default the one the plans were made for); --framework replaces\n"
+  "the plans' job framework.\n"
+  "\n"
+  "Bounds (deterministic, no time limit): one sweep of 80 golden-section steps over each\n"
+  "parameter's whole range, then at most 100 Gauss-Newton steps (stop: no parameter moves\n"
+  "by 1e-10 in log); each leave-one-out refit starts from the full fit's figures and takes\n"
+  "at most 100 Gauss-Newton steps. About (runs x steps x parameters) evaluations: seconds\n"
+  "for 66 BLOOM runs.\n"
   "\n"
   "exit codes: 0 done, 3 a bad runs file, plan or cluster (fewer than 2 runs, a time that\n"
   "is not positive, a plan that does not fit the cluster, a type the cluster lacks),\n"
-  "2 usage, 8 the output cannot be written.\n";
+  "2 usage (an unknown --params name), 8 the output cannot be written.\n";
 
 #define GIB 1073741824.0
 
-typedef struct calibrate_opts { const char *runs; int json; } calibrate_opts;
+typedef struct calibrate_opts { const char *runs, *params; int json; } calibrate_opts;
 
 static const cli_flag flags[] = {
   { .name = "runs", .arg = "RUNS.json", CLI_OWN_TEXT(calibrate_opts, runs), .positional = 1,
     .file = CLI_FILE_IN, .help = "the measured runs (docs/formats.md \"Runs\")" },
   CLI_FLAG_CLUSTER, CLI_FLAG_FRAMEWORK,
+  { .name = "params", .arg = "LIST", CLI_OWN_TEXT(calibrate_opts, params),
+    .help = "the time parameters to fit, comma-separated (default gemm_eff,efficiency,"
+            "align_eff; all: every one)" },
   { .name = "json", CLI_OWN_SWITCH(calibrate_opts, json),
     .help = "print the fit as JSON" },
   CLI_FLAG_OUT,
@@ -47,7 +65,11 @@ static const cli_flag flags[] = {
 static int check(cli_ctx *c)
 {
   const calibrate_opts *o = c->opts;
+  unsigned char fit[HP_CALIB_MAX_PARAMS];
+  hp_diag d = {0};
   if (!o->runs) return cli_usage_error("calibrate", "missing RUNS.json (the measured runs)");
+  if (o->params && hp_calib_parse_params(o->params, fit, &d))
+    return cli_usage_error("calibrate", "%s", d.msg);
   return EXIT_OK_;
 }
 
@@ -87,7 +109,7 @@ static void print_text(FILE *f, const hp_calib *cb)
     fprintf(f, "  %-12s %-12s %10.6g -> %-10.6g", cb->cluster->types[cv->type].name, cv->param,
             cv->before, cv->after);
     if (cv->fitted) fprintf(f, " fitted on %d run%s\n", cv->runs, cv->runs == 1 ? "" : "s");
-    else fprintf(f, " not fitted: %s\n", cv->why ? cv->why : "");
+    else fprintf(f, " not fitted: %s\n", cv->why);
   }
   fprintf(f, "\nleave-one-out error (each run predicted by a fit without it):\n");
   fprintf(f, "  time:   mean %.1f %%, worst %.1f %% (run %d)\n", 100 * cb->loo_time_mae,
@@ -112,7 +134,7 @@ static int run(cli_ctx *c)
   cli_diag_init(&d);
   if ((err = hp_calib_load(o->runs, c->core.cluster,
                            c->core.framework ? hp_framework_parse(c->core.framework) : -1, &cb, &d)) ||
-      (err = hp_calib_fit(cb, &d))) {
+      (err = hp_calib_parse_params(o->params, cb->fit, &d)) || (err = hp_calib_fit(cb, &d))) {
     rc = cli_fail(&d, err);
     goto done;
   }
@@ -145,7 +167,7 @@ done:
 
 const cli_cmd cli_cmd_calibrate = {
   .name = "calibrate",
-  .summary = "fit a cluster's efficiency and reserve to measured runs, with the\n"
+  .summary = "fit a cluster's efficiencies and reserve to measured runs, with the\n"
              "leave-one-out error",
   .help = help,
   CLI_FLAGS(flags),

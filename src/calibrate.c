@@ -1,8 +1,9 @@
-/* calibrate.c -- fits a cluster's per-type time parameters and reserve to measured runs
- * (hp_calibrate.h, docs/calibrate.md): least squares on log(predicted / measured) by
- * coordinate descent with a golden-section search per parameter, bounded; the reserve as
- * the mean memory residual (clamped at 0); leave-one-out refits for what the fit is worth.
- * Every prediction is the evaluator's (hp_evaluate). */
+/* calibrate.c -- fits a cluster's per-type time parameters (the shape model's constants,
+ * the FLOPs path's efficiency) and reserve to measured runs (hp_calibrate.h,
+ * docs/calibrate.md): least squares on log(predicted / measured), a golden-section sweep
+ * then damped Gauss-Newton, bounded; the reserve as the mean memory residual (clamped at
+ * 0); leave-one-out refits, warm-started, for what the fit is worth. Every prediction is
+ * the evaluator's (hp_evaluate), the shape series recomputed after a constant changes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,19 +14,85 @@
 
 #define GIB 1073741824.0
 
-static double get_eff(const hp_devtype *t) { return t->eff; }
-static void set_eff(hp_devtype *t, double v) { t->eff = v; }
+/* log space needs lo > 0: a constant whose range starts at 0 (launch_us) is searched from
+ * this much of a unit up */
+#define LOG_FLOOR 1e-2
 
-/* The local table: the efficiency, every analytic layer time's per-type scale (F mbs /
- * (t peak eff)). The shape model's table (hp_shape.h) has the same shape. */
-static const hp_fit_param params[] = {
-  { "efficiency", 0.01, 1.0, get_eff, set_eff },
-};
-
-const hp_fit_param *hp_calib_params(int *n)
+static hp_fit_param shape_row(const hp_shape_param *q, int by_default)
 {
-  *n = (int)(sizeof params / sizeof *params);
-  return params;
+  return (hp_fit_param){ q->name, q->lo > LOG_FLOOR ? q->lo : LOG_FLOOR, q->hi, q, by_default };
+}
+
+/* gemm_eff and the efficiency first: each is a type's overall scale (the shape model's,
+ * the FLOPs path's), and with few runs the fit takes up parameters in this order; then
+ * align_eff, which the BLOOM sweep shows matters (hidden 14400 against 14336); then the
+ * shape model's other fittable constants in its table's order, fitted only when named. */
+int hp_calib_params(hp_fit_param *out)
+{
+  int ns, n = 0;
+  const hp_shape_param *q = hp_shape_params(&ns);
+  const hp_shape_param *g = hp_shape_param_find("gemm_eff"), *a = hp_shape_param_find("align_eff");
+  out[n++] = shape_row(g, 1);
+  out[n++] = (hp_fit_param){ "efficiency", 0.01, 1.0, NULL, 1 };
+  out[n++] = shape_row(a, 1);
+  for (int i = 0; i < ns && n < HP_CALIB_MAX_PARAMS; i++)
+    if (q[i].fittable && &q[i] != g && &q[i] != a) out[n++] = shape_row(&q[i], 0);
+  return n;
+}
+
+double hp_calib_param_get(const hp_fit_param *q, const hp_devtype *t)
+{
+  return q->shape ? hp_shape_get(&t->shape, q->shape) : t->eff;
+}
+
+void hp_calib_param_set(const hp_fit_param *q, hp_devtype *t, double v)
+{
+  if (q->shape) hp_shape_set(&t->shape, q->shape, v);
+  else t->eff = v;
+}
+
+hp_err hp_calib_parse_params(const char *list, unsigned char *fit, hp_diag *d)
+{
+  hp_fit_param t[HP_CALIB_MAX_PARAMS];
+  int n = hp_calib_params(t), any = 0;
+  char names[256] = "", tok[64];
+  size_t len = 0;
+  memset(fit, 0, HP_CALIB_MAX_PARAMS);
+  for (int i = 0; i < n; i++) {
+    fit[i] = list ? 0 : (unsigned char)t[i].by_default;
+    len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", t[i].name);
+    if (len >= sizeof names) len = sizeof names - 1;
+  }
+  if (!list) return HP_OK;
+  if (!strcmp(list, "all")) {
+    memset(fit, 1, (size_t)n);
+    return HP_OK;
+  }
+  for (const char *s = list; *s;) {
+    size_t k = strcspn(s, ",");
+    int found = -1;
+    while (k > 0 && *s == ' ') { s++; k--; }
+    while (k > 0 && s[k - 1] == ' ') k--;
+    snprintf(tok, sizeof tok, "%.*s", (int)k, s);
+    for (int i = 0; i < n && found < 0; i++)
+      if (!strcmp(t[i].name, tok)) found = i;
+    if (found < 0) {
+      const hp_shape_param *q = hp_shape_param_find(tok);
+      if (q && !q->fittable)
+        return hp_fail(d, HP_INVAL, "--params %s: %s is a datasheet or kernel-design figure of "
+                       "the shape model, not fitted: set it in the type's \"shape\" object; "
+                       "expected names of: %s (or all)", list, tok, names);
+      return hp_fail(d, HP_INVAL, "--params %s: '%s' is not a parameter calibrate fits: "
+                     "expected a comma-separated list of: %s (or all)", list, tok, names);
+    }
+    fit[found] = 1;
+    any = 1;
+    s += strcspn(s, ",");
+    if (*s == ',') s++;
+  }
+  if (!any)
+    return hp_fail(d, HP_INVAL, "--params: an empty list: expected names of: %s (or all)", names);
+  return HP_OK;
 }
 
 static const char *const run_keys[] = { "plan", "iteration_time_s", "peak_mem_gib",
@@ -203,6 +270,8 @@ hp_err hp_calib_load(const char *runs_path, const char *cluster_path, int framew
     err = hp_fail(d, HP_NOMEM, "out of memory");
     goto done;
   }
+  c->n_params = hp_calib_params(c->params);
+  HP_TRY(hp_calib_parse_params(NULL, c->fit, d));
   /* the cluster calibrated: the flag's, else the first plan's (every run's must match) */
   if (cluster_path) {
     c->cluster_path = hp__strdup(cluster_path);
@@ -278,67 +347,111 @@ void hp_calib_destroy(hp_calib **pc)
 /* --- The fit. A variable is one (type of the calibrated cluster, parameter). */
 typedef struct fit_var { int type, param; } fit_var;
 
-/* Sets variable v to x in every run's problem. */
+/* Whether parameter p exists on calibrated type k: the shape model's constants only where
+ * the type's entry has a "shape". */
+static int applies(const hp_calib *c, int k, int p)
+{
+  return !c->params[p].shape || c->cluster->types[k].shape.given;
+}
+
+/* Sets variable v to x in every run's problem; the shape model's series of the runs it
+ * touched go stale (the evaluator reads those, not the constants): predict() recomputes
+ * them, once for any number of constants set. */
 static void apply(hp_calib *c, const fit_var *v, double x)
 {
-  const hp_fit_param *pt = &params[v->param];
+  const hp_fit_param *pt = &c->params[v->param];
   for (int i = 0; i < c->n_runs; i++) {
     hp_cluster *cl = c->runs[i].prob->cluster;
+    int touched = 0;
     for (int k = 0; k < cl->n_types; k++)
-      if (c->runs[i].type_map[k] == v->type) pt->set(&cl->types[k], x);
+      if (c->runs[i].type_map[k] == v->type) {
+        hp_calib_param_set(pt, &cl->types[k], x);
+        touched = 1;
+      }
+    if (touched && pt->shape) c->runs[i].shape_stale = 1;
   }
 }
 
+/* Every parameter that exists on a type, at the values x[k * n_params + p]. */
+static void apply_all(hp_calib *c, const double *x)
+{
+  for (int k = 0; k < c->cluster->n_types; k++)
+    for (int p = 0; p < c->n_params; p++)
+      if (applies(c, k, p)) apply(c, &(fit_var){ k, p }, x[k * c->n_params + p]);
+}
+
+/* Recomputes run r's stale shape series: at its plan's tp, the only ones it reads (the
+ * fit leaves every tp fresh when it ends). */
+static void fresh(hp_calib_run *r)
+{
+  if (!r->shape_stale) return;
+  hp_problem_refresh_shape(r->prob, r->pl->tp);
+  r->shape_stale = 0;
+}
+
 /* The predicted iteration time of run i, s. */
-static hp_err predict(const hp_calib_run *r, double *t, hp_eval *keep, hp_diag *d)
+static hp_err predict(hp_calib_run *r, double *t, hp_eval *keep, hp_diag *d)
 {
   hp_eval e = {0};
-  hp_err err = hp_evaluate(r->prob, r->pl, &e, d);
+  hp_err err;
+  fresh(r);
+  err = hp_evaluate(r->prob, r->pl, &e, d);
   *t = err ? NAN : e.iteration_time;
   if (!err && keep) *keep = e;
   else hp_eval_release(&e);
   return err;
 }
 
-/* Sum over the runs in `in` (NULL: all) of log(predicted / measured)^2. */
-static hp_err objective(hp_calib *c, const unsigned char *in, double *f, hp_diag *d)
+/* The residuals log(predicted / measured) of the runs in `in` (NULL: all) into r[] (may be
+ * NULL; 0 for the runs left out), their sum of squares in *f. */
+static hp_err residuals(hp_calib *c, const unsigned char *in, double *r, double *f, hp_diag *d)
 {
   double s = 0;
   for (int i = 0; i < c->n_runs; i++) {
-    double t;
+    double t, e;
     hp_err err;
-    if (in && !in[i]) continue;
+    if (in && !in[i]) {
+      if (r) r[i] = 0;
+      continue;
+    }
     if ((err = predict(&c->runs[i], &t, NULL, d))) return err;
-    s += log(t / c->runs[i].time) * log(t / c->runs[i].time);
+    e = log(t / c->runs[i].time);
+    if (r) r[i] = e;
+    s += e * e;
   }
   *f = s;
   return HP_OK;
 }
 
-/* Whether some run in `in` depends on variable v (its value moved by 10 % moves a
- * prediction); restores the value. */
-static hp_err depends(hp_calib *c, const unsigned char *in, const fit_var *v, double x, int *dep,
-                      hp_diag *d)
+/* How the runs' log times move when variable v goes from x to 0.9 x (1.1 x where 0.9 x is
+ * below its range): col[i], 0 for a run outside `in` or without the type; r0 the
+ * residuals at x. Restores x. */
+static hp_err effect(hp_calib *c, const unsigned char *in, const fit_var *v, double x,
+                     const double *r0, double *col, hp_diag *d)
 {
-  const hp_fit_param *pt = &params[v->param];
+  const hp_fit_param *pt = &c->params[v->param];
   double y = x * 0.9 >= pt->lo ? x * 0.9 : x * 1.1 <= pt->hi ? x * 1.1 : pt->lo;
-  hp_err err;
-  *dep = 0;
-  for (int i = 0; i < c->n_runs && !*dep; i++) {
-    double t0, t1;
+  hp_err err = HP_OK;
+  apply(c, v, y);
+  for (int i = 0; i < c->n_runs && !err; i++) {
+    double t;
     int uses = 0;
+    col[i] = 0;
     if (in && !in[i]) continue;
     for (int k = 0; k < c->runs[i].prob->cluster->n_types; k++) uses |= c->runs[i].type_map[k] == v->type;
     if (!uses) continue;
-    apply(c, v, x);
-    if ((err = predict(&c->runs[i], &t0, NULL, d))) return err;
-    apply(c, v, y);
-    err = predict(&c->runs[i], &t1, NULL, d);
-    apply(c, v, x);
-    if (err) return err;
-    *dep = fabs(t1 - t0) > 1e-12 * t0;
+    if (!(err = predict(&c->runs[i], &t, NULL, d)))
+      col[i] = log(t / c->runs[i].time) - r0[i];
   }
-  return HP_OK;
+  apply(c, v, x);
+  return err;
+}
+
+static double dot(const double *a, const double *b, int n)
+{
+  double s = 0;
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
 }
 
 /* Golden-section search of variable v over its range in log space, the others fixed;
@@ -346,26 +459,26 @@ static hp_err depends(hp_calib *c, const unsigned char *in, const fit_var *v, do
 static hp_err golden(hp_calib *c, const unsigned char *in, const fit_var *v, double *x,
                      double *fx, hp_diag *d)
 {
-  const hp_fit_param *pt = &params[v->param];
+  const hp_fit_param *pt = &c->params[v->param];
   const double g = (sqrt(5.0) - 1) / 2;
   double a = log(pt->lo), b = log(pt->hi), u1 = b - g * (b - a), u2 = a + g * (b - a), f1, f2;
   double best = *x, fbest = *fx;
   hp_err err;
   apply(c, v, exp(u1));
-  if ((err = objective(c, in, &f1, d))) return err;
+  if ((err = residuals(c, in, NULL, &f1, d))) return err;
   apply(c, v, exp(u2));
-  if ((err = objective(c, in, &f2, d))) return err;
+  if ((err = residuals(c, in, NULL, &f2, d))) return err;
   for (int s = 0; s < HP_CALIB_GOLDEN_STEPS && b - a > 1e-13; s++) {
     if (f1 < fbest) { fbest = f1; best = exp(u1); }
     if (f2 < fbest) { fbest = f2; best = exp(u2); }
     if (f1 <= f2) {
       b = u2; u2 = u1; f2 = f1; u1 = b - g * (b - a);
       apply(c, v, exp(u1));
-      if ((err = objective(c, in, &f1, d))) return err;
+      if ((err = residuals(c, in, NULL, &f1, d))) return err;
     } else {
       a = u1; u1 = u2; f1 = f2; u2 = a + g * (b - a);
       apply(c, v, exp(u2));
-      if ((err = objective(c, in, &f2, d))) return err;
+      if ((err = residuals(c, in, NULL, &f2, d))) return err;
     }
   }
   if (f1 < fbest) { fbest = f1; best = exp(u1); }
@@ -376,27 +489,136 @@ static hp_err golden(hp_calib *c, const unsigned char *in, const fit_var *v, dou
   return HP_OK;
 }
 
-/* Fits the variables vars[0..nv) (values x, updated) on the runs in `in`; the others stay.
- * Returns the sweeps taken in *sweeps. */
-static hp_err fit_time(hp_calib *c, const unsigned char *in, const fit_var *vars, int nv,
-                       double *x, int *sweeps, hp_diag *d)
+/* Solves M z = b (m x m, row-major, overwritten) by Gaussian elimination with partial
+ * pivoting; 0 if M is singular. */
+static int solve(double *M, double *b, double *z, int m)
 {
-  double f;
-  hp_err err;
-  for (int j = 0; j < nv; j++) apply(c, &vars[j], x[j]);
-  if ((err = objective(c, in, &f, d))) return err;
-  *sweeps = 0;
-  for (int s = 0; s < HP_CALIB_MAX_SWEEPS && nv > 0; s++) {
-    double moved = 0;
-    *sweeps = s + 1;
-    for (int j = 0; j < nv; j++) {
-      double old = x[j];
-      if ((err = golden(c, in, &vars[j], &x[j], &f, d))) return err;
-      if (fabs(log(x[j] / old)) > moved) moved = fabs(log(x[j] / old));
+  for (int col = 0; col < m; col++) {
+    int piv = col;
+    for (int i = col + 1; i < m; i++)
+      if (fabs(M[i * m + col]) > fabs(M[piv * m + col])) piv = i;
+    if (!(fabs(M[piv * m + col]) > 0)) return 0;
+    if (piv != col) {
+      for (int j = 0; j < m; j++) {
+        double t = M[col * m + j];
+        M[col * m + j] = M[piv * m + j];
+        M[piv * m + j] = t;
+      }
+      double t = b[col];
+      b[col] = b[piv];
+      b[piv] = t;
     }
-    if (moved < 1e-12 || f < 1e-30) break;
+    for (int i = col + 1; i < m; i++) {
+      double f = M[i * m + col] / M[col * m + col];
+      for (int j = col; j < m; j++) M[i * m + j] -= f * M[col * m + j];
+      b[i] -= f * b[col];
+    }
   }
-  return HP_OK;
+  for (int i = m - 1; i >= 0; i--) {
+    double s = b[i];
+    for (int j = i + 1; j < m; j++) s -= M[i * m + j] * z[j];
+    z[i] = s / M[i * m + i];
+  }
+  return 1;
+}
+
+/* Gauss-Newton on the log residuals over u = log x of vars[0..nv), Levenberg-Marquardt
+ * damped, projected on the bounds (a variable at a bound that the gradient pushes out
+ * stays there for the step); stops when a step moves no variable by HP_CALIB_TOL, when
+ * no damped step lowers the sum of squares, or after HP_CALIB_MAX_ITER steps (*iters). */
+static hp_err gauss_newton(hp_calib *c, const unsigned char *in, const fit_var *vars, int nv,
+                           double *x, int *iters, hp_diag *d)
+{
+  const double h0 = 1e-7;   /* the Jacobian's step in log: round-off 1e-16 / 1e-7 */
+  int n = c->n_runs;
+  double *r = hp__calloc((size_t)n, sizeof *r), *rt = hp__calloc((size_t)n, sizeof *rt);
+  double *J = hp__calloc((size_t)(n * nv) + 1, sizeof *J);
+  double *A = hp__calloc((size_t)(nv * nv) + 1, sizeof *A), *M = hp__calloc((size_t)(nv * nv) + 1, sizeof *M);
+  double *g = hp__calloc((size_t)nv + 1, sizeof *g), *u = hp__calloc((size_t)nv + 1, sizeof *u);
+  double *un = hp__calloc((size_t)nv + 1, sizeof *un), *z = hp__calloc((size_t)nv + 1, sizeof *z);
+  double *rhs = hp__calloc((size_t)nv + 1, sizeof *rhs);
+  int *fr = hp__calloc((size_t)nv + 1, sizeof *fr);
+  double f, lambda = 1e-3;
+  hp_err err = HP_OK;
+  *iters = 0;
+  if (!r || !rt || !J || !A || !M || !g || !u || !un || !z || !rhs || !fr) {
+    err = hp_fail(d, HP_NOMEM, "out of memory");
+    goto done;
+  }
+  for (int j = 0; j < nv; j++) {
+    apply(c, &vars[j], x[j]);
+    u[j] = log(x[j]);
+  }
+  if ((err = residuals(c, in, r, &f, d))) goto done;
+  for (int it = 0; it < HP_CALIB_MAX_ITER && nv > 0 && f > 1e-30; it++) {
+    int m = 0, accepted = 0;
+    double step = 0;
+    *iters = it + 1;
+    for (int j = 0; j < nv; j++) {   /* the Jacobian, forward differences (inward at hi) */
+      const hp_fit_param *pt = &c->params[vars[j].param];
+      double h = u[j] + h0 <= log(pt->hi) ? h0 : -h0, ft;
+      apply(c, &vars[j], exp(u[j] + h));
+      err = residuals(c, in, rt, &ft, d);
+      apply(c, &vars[j], exp(u[j]));
+      if (err) goto done;
+      for (int i = 0; i < n; i++) J[i * nv + j] = (rt[i] - r[i]) / h;
+    }
+    for (int j = 0; j < nv; j++) {
+      const hp_fit_param *pt = &c->params[vars[j].param];
+      g[j] = 0;
+      for (int i = 0; i < n; i++) g[j] += J[i * nv + j] * r[i];
+      for (int k = 0; k < nv; k++) {
+        A[j * nv + k] = 0;
+        for (int i = 0; i < n; i++) A[j * nv + k] += J[i * nv + j] * J[i * nv + k];
+      }
+      /* free: it moves the runs, and no bound stops the way the gradient points */
+      if (A[j * nv + j] > 0 && !(u[j] <= log(pt->lo) && g[j] > 0) &&
+          !(u[j] >= log(pt->hi) && g[j] < 0))
+        fr[m++] = j;
+    }
+    if (m == 0) break;
+    for (int tries = 0; tries < 40 && !accepted && lambda < 1e20; tries++) {
+      double fn;
+      for (int a = 0; a < m; a++) {
+        for (int b = 0; b < m; b++) M[a * m + b] = A[fr[a] * nv + fr[b]];
+        M[a * m + a] *= 1 + lambda;
+        rhs[a] = -g[fr[a]];
+      }
+      if (!solve(M, rhs, z, m)) { lambda *= 10; continue; }
+      memcpy(un, u, (size_t)nv * sizeof *u);
+      for (int a = 0; a < m; a++) {
+        const hp_fit_param *pt = &c->params[vars[fr[a]].param];
+        double v = u[fr[a]] + z[a];
+        un[fr[a]] = v < log(pt->lo) ? log(pt->lo) : v > log(pt->hi) ? log(pt->hi) : v;
+      }
+      step = 0;
+      for (int j = 0; j < nv; j++) step = fmax(step, fabs(un[j] - u[j]));
+      if (step == 0) break;
+      for (int j = 0; j < nv; j++) apply(c, &vars[j], exp(un[j]));
+      if ((err = residuals(c, in, rt, &fn, d))) goto done;
+      if (fn < f) {
+        double *t = r;
+        r = rt;
+        rt = t;
+        f = fn;
+        memcpy(u, un, (size_t)nv * sizeof *u);
+        lambda = fmax(lambda / 10, 1e-12);
+        accepted = 1;
+      } else {
+        lambda *= 10;
+      }
+    }
+    if (!accepted) {   /* no damped step descends: at the minimum, to round-off */
+      for (int j = 0; j < nv; j++) apply(c, &vars[j], exp(u[j]));
+      break;
+    }
+    if (step < HP_CALIB_TOL) break;
+  }
+  for (int j = 0; j < nv; j++) x[j] = exp(u[j]);
+done:
+  free(r); free(rt); free(J); free(A); free(M); free(g); free(u); free(un); free(z); free(rhs);
+  free(fr);
+  return err;
 }
 
 /* Memory of run i at the current figures: the peak over its devices (bytes), with the
@@ -404,9 +626,10 @@ static hp_err fit_time(hp_calib *c, const unsigned char *in, const fit_var *vars
 static hp_err run_memory(hp_calib_run *r, double *peak, int *ctype, double *res, hp_diag *d)
 {
   hp_eval e = {0};
-  hp_err err = hp_evaluate(r->prob, r->pl, &e, d);
+  hp_err err;
   int best = -1;
-  if (err) return err;
+  fresh(r);
+  if ((err = hp_evaluate(r->prob, r->pl, &e, d))) return err;
   for (int dv = 0; dv < e.n_devices; dv++)
     if (!e.idle[dv] && (best < 0 || e.mem[dv] > e.mem[best])) best = dv;
   *peak = e.mem[best];
@@ -459,52 +682,126 @@ static int runs_using(const hp_calib *c, const unsigned char *in, int k)
   return n;
 }
 
-/* Chooses the variables to fit on the runs in `in`: every (used type, parameter) that
- * some run's time depends on, the types used by more runs first, at most as many as the
- * runs. why[] (may be NULL) gets the reason of those left out. */
-static hp_err choose(hp_calib *c, const unsigned char *in, const double *start, fit_var *vars,
-                     int *nv, const char **why, hp_diag *d)
+/* Why a parameter may move no time though the type sets the pace: the layers the model
+ * has do not use it. */
+static const char *unused(const hp_fit_param *q)
 {
-  int np, nt = c->cluster->n_types, nin = 0, cand = 0;
-  hp_calib_params(&np);
-  for (int i = 0; i < c->n_runs; i++) nin += !in || in[i];
+  if (!q->shape) return "the shape model times the type's layers: its efficiency is unused";
+  if (!strcmp(q->name, "align_eff")) return "every GEMM of the runs is aligned";
+  if (!strcmp(q->name, "attn_eff")) return "the attention is eager, or its heads are narrower than 64";
+  if (!strcmp(q->name, "attn_eff64")) return "the attention is eager, or its heads are 128 wide or more";
+  return "the runs' layers do not use it";
+}
+
+/* Chooses the variables to fit on the runs in `in`, at the figures applied now (x: their
+ * values): in the table's order, each parameter c->fit names on the types it exists on,
+ * the types used by more runs first; one that no run's time depends on, one whose effect
+ * on the runs is (but for HP_CALIB_MIN_DISTINCT) that of those taken before it, and any
+ * beyond as many as the runs are left out, why[idx] (may be NULL) saying why. */
+static hp_err choose(hp_calib *c, const unsigned char *in, const double *x, fit_var *vars,
+                     int *nv, char (*why)[HP_CALIB_WHY], hp_diag *d)
+{
+  int np = c->n_params, nt = c->cluster->n_types, n = c->n_runs, nin = 0;
+  double *r0 = hp__calloc((size_t)n, sizeof *r0), *col = hp__calloc((size_t)n, sizeof *col);
+  double *raw = hp__calloc((size_t)(n * (nt * np + 1)), sizeof *raw);   /* chosen effects */
+  double *basis = hp__calloc((size_t)(n * (nt * np + 1)), sizeof *basis);   /* orthonormal */
+  int *users = hp__calloc((size_t)nt, sizeof *users);
+  double f;
+  hp_err err = HP_OK;
   *nv = 0;
+  if (!r0 || !col || !raw || !basis || !users) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  for (int i = 0; i < n; i++) nin += !in || in[i];
+  for (int k = 0; k < nt; k++) users[k] = runs_using(c, in, k);
+  if ((err = residuals(c, in, r0, &f, d))) goto done;
   for (int p = 0; p < np; p++) {
+    if (!c->fit[p]) continue;
     /* types by the runs using them, most first (ties: file order) */
-    for (int want = c->n_runs; want >= 1; want--)
+    for (int want = n; want >= 1; want--)
       for (int k = 0; k < nt; k++) {
-        int dep, idx = k * np + p;
-        hp_err err;
-        if (runs_using(c, in, k) != want) continue;
-        if ((err = depends(c, in, &(fit_var){ k, p }, start[idx], &dep, d))) return err;
-        if (!dep) {
-          if (why) why[idx] = "no run's time depends on it (another type sets the pace, or its layers are profiled)";
+        int idx = k * np + p, moves = 0, like = -1;
+        double norm, rest, *w = &basis[*nv * n], best = 0;
+        if (users[k] != want || !applies(c, k, p)) continue;
+        if ((err = effect(c, in, &(fit_var){ k, p }, x[idx], r0, col, d))) goto done;
+        for (int i = 0; i < n; i++) moves |= fabs(col[i]) > 1e-12;
+        if (!moves) {
+          if (why)
+            snprintf(why[idx], HP_CALIB_WHY, "no run's time depends on it (another type sets "
+                     "the pace, its layers are profiled, or %s)", unused(&c->params[p]));
           continue;
         }
-        cand++;
         if (*nv >= nin) {
-          if (why) why[idx] = "more parameters than runs: add runs to fit it";
+          if (why) snprintf(why[idx], HP_CALIB_WHY, "more parameters than runs: add runs to fit it");
           continue;
         }
+        /* its effect less its projection on those taken before it (twice: round-off) */
+        memcpy(w, col, (size_t)n * sizeof *w);
+        for (int pass = 0; pass < 2; pass++)
+          for (int j = 0; j < *nv; j++) {
+            double a = dot(&basis[j * n], w, n);
+            for (int i = 0; i < n; i++) w[i] -= a * basis[j * n + i];
+          }
+        norm = sqrt(dot(col, col, n));
+        rest = sqrt(dot(w, w, n));
+        if (rest < HP_CALIB_MIN_DISTINCT * norm) {
+          for (int j = 0; j < *nv; j++) {   /* the one it is most like */
+            const double *o = &raw[j * n];
+            double cs = fabs(dot(o, col, n)) / sqrt(dot(o, o, n));
+            if (cs > best) { best = cs; like = j; }
+          }
+          if (why)
+            snprintf(why[idx], HP_CALIB_WHY, "the runs cannot tell it from %s%s's %s: their "
+                     "times move with it as with %s; add runs that differ in it",
+                     *nv > 1 ? "the parameters fitted before it, most like " : "",
+                     c->cluster->types[vars[like].type].name, c->params[vars[like].param].name,
+                     *nv > 1 ? "those" : "that");
+          continue;
+        }
+        for (int i = 0; i < n; i++) w[i] /= rest;
+        memcpy(&raw[*nv * n], col, (size_t)n * sizeof *col);
         vars[(*nv)++] = (fit_var){ k, p };
       }
   }
-  (void)cand;
-  return HP_OK;
+done:
+  free(r0);
+  free(col);
+  free(raw);
+  free(basis);
+  free(users);
+  return err;
+}
+
+/* Fits vars[0..nv) (values x, updated) on the runs in `in`: from afar (`search`: one
+ * golden-section sweep over each whole range first), then Gauss-Newton. */
+static hp_err fit_time(hp_calib *c, const unsigned char *in, const fit_var *vars, int nv,
+                       double *x, int search, int *sweeps, int *iters, hp_diag *d)
+{
+  double f;
+  hp_err err;
+  *sweeps = *iters = 0;
+  if (nv == 0) return HP_OK;
+  for (int j = 0; j < nv; j++) apply(c, &vars[j], x[j]);
+  if (search) {
+    if ((err = residuals(c, in, NULL, &f, d))) return err;
+    for (int j = 0; j < nv; j++)
+      if ((err = golden(c, in, &vars[j], &x[j], &f, d))) return err;
+    *sweeps = 1;
+  }
+  return gauss_newton(c, in, vars, nv, x, iters, d);
 }
 
 hp_err hp_calib_fit(hp_calib *c, hp_diag *d)
 {
-  int np, nt = c->cluster->n_types, n = c->n_runs, nv = 0, sw;
-  const hp_fit_param *pt = hp_calib_params(&np);
-  double *start = NULL, *x = NULL, *res0 = NULL, *res = NULL;
-  const char **why = NULL;
+  int np = c->n_params, nt = c->cluster->n_types, n = c->n_runs, nv = 0, sw, it;
+  const hp_fit_param *pt = c->params;
+  double *start = NULL, *x = NULL, *res0 = NULL, *res = NULL, *xv = NULL;
+  char (*why)[HP_CALIB_WHY] = NULL;
   fit_var *vars = NULL;
   unsigned char *in = NULL;
   int *used = NULL, *memruns = NULL;
   hp_err err = HP_OK;
   start = hp__calloc((size_t)(nt * np), sizeof *start);
   x = hp__calloc((size_t)(nt * np), sizeof *x);
+  xv = hp__calloc((size_t)(nt * np), sizeof *xv);
   why = hp__calloc((size_t)(nt * np), sizeof *why);
   vars = hp__calloc((size_t)(nt * np), sizeof *vars);
   res0 = hp__calloc((size_t)nt, sizeof *res0);
@@ -512,20 +809,21 @@ hp_err hp_calib_fit(hp_calib *c, hp_diag *d)
   in = hp__calloc((size_t)n, 1);
   used = hp__calloc((size_t)nt, sizeof *used);
   memruns = hp__calloc((size_t)nt, sizeof *memruns);
+  free(c->values);
   c->values = hp__calloc((size_t)(nt * (np + 1)), sizeof *c->values);
-  if (!start || !x || !why || !vars || !res0 || !res || !in || !used || !memruns || !c->values) {
+  if (!start || !x || !xv || !why || !vars || !res0 || !res || !in || !used || !memruns || !c->values) {
     err = hp_fail(d, HP_NOMEM, "out of memory");
     goto done;
   }
   /* the starting figures: the calibrated cluster's own (the runs' problems may carry a
    * framework's default reserve: the bound figure is the one a plan sees) */
   for (int k = 0; k < nt; k++) {
-    for (int p = 0; p < np; p++) start[k * np + p] = pt[p].get(&c->cluster->types[k]);
+    for (int p = 0; p < np; p++)
+      if (applies(c, k, p)) start[k * np + p] = hp_calib_param_get(&pt[p], &c->cluster->types[k]);
     res0[k] = -1;
     used[k] = runs_using(c, NULL, k);
   }
-  for (int k = 0; k < nt; k++)
-    for (int p = 0; p < np; p++) apply(c, &(fit_var){ k, p }, start[k * np + p]);
+  apply_all(c, start);
   /* before: times, memory and the memory model (less the device's reserve) */
   for (int i = 0; i < n; i++) {
     hp_calib_run *r = &c->runs[i];
@@ -550,15 +848,9 @@ hp_err hp_calib_fit(hp_calib *c, hp_diag *d)
   /* the time fit on every run */
   memcpy(x, start, (size_t)(nt * np) * sizeof *x);
   HP_TRY(choose(c, NULL, start, vars, &nv, why, d));
-  {
-    double *xv = hp__calloc((size_t)(nv ? nv : 1), sizeof *xv);
-    if (!xv) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-    for (int j = 0; j < nv; j++) xv[j] = start[vars[j].type * np + vars[j].param];
-    err = fit_time(c, NULL, vars, nv, xv, &c->sweeps, d);
-    for (int j = 0; !err && j < nv; j++) x[vars[j].type * np + vars[j].param] = xv[j];
-    free(xv);
-    if (err) goto done;
-  }
+  for (int j = 0; j < nv; j++) xv[j] = start[vars[j].type * np + vars[j].param];
+  HP_TRY(fit_time(c, NULL, vars, nv, xv, 1, &c->sweeps, &c->iterations, d));
+  for (int j = 0; j < nv; j++) x[vars[j].type * np + vars[j].param] = xv[j];
   /* the reserve fit on every run with memory */
   for (int k = 0; k < nt; k++) {
     res[k] = fit_reserve(c, NULL, k, res0[k], &memruns[k]);
@@ -579,42 +871,48 @@ hp_err hp_calib_fit(hp_calib *c, hp_diag *d)
       c->n_mem++;
     }
   }
-  /* the values, before and after */
+  /* the values, before and after: every parameter fitted or asked for, on the types the
+   * runs use and it exists on */
   c->n_values = 0;
   for (int p = 0; p < np; p++)
     for (int k = 0; k < nt; k++) {
       int idx = k * np + p, fitted = 0;
-      if (!used[k]) continue;
+      hp_calib_value *cv;
+      if (!used[k] || !c->fit[p] || !applies(c, k, p)) continue;
       for (int j = 0; j < nv; j++) fitted |= vars[j].type == k && vars[j].param == p;
-      c->values[c->n_values++] = (hp_calib_value){ k, pt[p].name, start[idx], x[idx], fitted,
-                                                   fitted ? NULL : why[idx], used[k] };
+      cv = &c->values[c->n_values++];
+      *cv = (hp_calib_value){ .type = k, .param = pt[p].name, .in_shape = pt[p].shape != NULL,
+                              .before = start[idx], .after = x[idx], .fitted = fitted,
+                              .runs = used[k] };
+      if (!fitted) snprintf(cv->why, sizeof cv->why, "%s", why[idx]);
     }
   for (int k = 0; k < nt; k++) {
+    hp_calib_value *cv;
     if (!used[k]) continue;
-    c->values[c->n_values++] = (hp_calib_value){ k, "reserved_gib", res0[k] / GIB, res[k] / GIB,
-      memruns[k] > 0, memruns[k] > 0 ? NULL : "no run gives peak memory on it", memruns[k] };
+    cv = &c->values[c->n_values++];
+    *cv = (hp_calib_value){ .type = k, .param = "reserved_gib", .before = res0[k] / GIB,
+                            .after = res[k] / GIB, .fitted = memruns[k] > 0, .runs = memruns[k] };
+    if (!memruns[k]) snprintf(cv->why, sizeof cv->why, "no run gives peak memory on it");
   }
-  /* leave-one-out: refit without run i (from the starting figures), predict run i */
+  /* leave-one-out: refit without run i, predict run i. Each refit chooses its variables
+   * at the starting figures, as the full fit did, and starts them from the full fit's
+   * values (the minimum without one run lies near the one with it: a few Gauss-Newton
+   * steps instead of a search) */
   c->loo_time_mae = c->loo_time_worst = c->loo_mem_mae = c->loo_mem_worst = 0;
   c->loo_time_worst_run = 0;
   c->loo_mem_worst_run = -1;
+  c->loo_iterations = 0;
   for (int i = 0; i < n; i++) {
     hp_calib_run *r = &c->runs[i];
     int lnv, cnt;
-    double *xv, e;
+    double e;
     memset(in, 1, (size_t)n);
     in[i] = 0;
-    for (int k = 0; k < nt; k++)
-      for (int p = 0; p < np; p++) apply(c, &(fit_var){ k, p }, start[k * np + p]);
+    apply_all(c, start);
     HP_TRY(choose(c, in, start, vars, &lnv, NULL, d));
-    if (!(xv = hp__calloc((size_t)(lnv ? lnv : 1), sizeof *xv))) {
-      err = hp_fail(d, HP_NOMEM, "out of memory");
-      goto done;
-    }
-    for (int j = 0; j < lnv; j++) xv[j] = start[vars[j].type * np + vars[j].param];
-    err = fit_time(c, in, vars, lnv, xv, &sw, d);
-    free(xv);
-    if (err) goto done;
+    for (int j = 0; j < lnv; j++) xv[j] = x[vars[j].type * np + vars[j].param];
+    HP_TRY(fit_time(c, in, vars, lnv, xv, 0, &sw, &it, d));
+    c->loo_iterations += it;
     HP_TRY(predict(r, &r->time_loo, NULL, d));
     e = fabs(r->time_loo / r->time - 1);
     c->loo_time_mae += e / n;
@@ -630,13 +928,17 @@ hp_err hp_calib_fit(hp_calib *c, hp_diag *d)
       }
     }
   }
-  /* leave the problems at the fitted figures */
-  for (int k = 0; k < nt; k++)
-    for (int p = 0; p < np; p++) apply(c, &(fit_var){ k, p }, x[k * np + p]);
+  /* leave the problems at the fitted figures, their shape series at every tp */
+  apply_all(c, x);
   for (int k = 0; k < nt; k++) apply_reserve(c, k, res[k]);
+  for (int i = 0; i < n; i++) {
+    hp_problem_refresh_shape(c->runs[i].prob, 0);
+    c->runs[i].shape_stale = 0;
+  }
 done:
   free(start);
   free(x);
+  free(xv);
   free(why);
   free(vars);
   free(res0);
@@ -645,6 +947,18 @@ done:
   free(used);
   free(memruns);
   return err;
+}
+
+/* Sets o[key] to v, in its place if o has it (the file's key order kept), else at the
+ * end; 0 when out of memory. */
+static int set_number(cJSON *o, const char *key, double v)
+{
+  cJSON *num = cJSON_CreateNumber(v);
+  if (!num) return 0;
+  if (cJSON_GetObjectItemCaseSensitive(o, key))
+    return cJSON_ReplaceItemInObjectCaseSensitive(o, key, num) ? 1 : (cJSON_Delete(num), 0);
+  cJSON_AddItemToObject(o, key, num);
+  return 1;
 }
 
 hp_err hp_calib_cluster_json(const hp_calib *c, const char *runs_name, const char *date,
@@ -662,9 +976,17 @@ hp_err hp_calib_cluster_json(const hp_calib *c, const char *runs_name, const cha
     const hp_calib_value *cv = &c->values[v];
     cJSON *t = cJSON_GetObjectItemCaseSensitive(types, c->cluster->types[cv->type].name);
     if (!cv->fitted || !cJSON_IsObject(t)) continue;
-    /* a reserve as fitted, in GiB to the byte; a time parameter as fitted */
-    cJSON_DeleteItemFromObjectCaseSensitive(t, cv->param);
-    if (!cJSON_AddNumberToObject(t, cv->param, cv->after)) goto oom;
+    /* a shape constant into the type's "shape" (its other keys, "source" among them,
+     * kept); a reserve as fitted, in GiB to the byte; an efficiency as fitted */
+    if (cv->in_shape) {
+      cJSON *sh = cJSON_GetObjectItemCaseSensitive(t, "shape");
+      if (!cJSON_IsObject(sh)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(t, "shape");
+        if (!(sh = cJSON_AddObjectToObject(t, "shape"))) goto oom;
+      }
+      t = sh;
+    }
+    if (!set_number(t, cv->param, cv->after)) goto oom;
   }
   cJSON_DeleteItemFromObjectCaseSensitive(root, "calibrated");
   if (!(cal = cJSON_AddObjectToObject(root, "calibrated"))) goto oom;
@@ -672,6 +994,7 @@ hp_err hp_calib_cluster_json(const hp_calib *c, const char *runs_name, const cha
   cJSON_AddStringToObject(cal, "date", date ? date : "");
   cJSON_AddNumberToObject(cal, "n_runs", c->n_runs);
   cJSON_AddNumberToObject(cal, "sweeps", c->sweeps);
+  cJSON_AddNumberToObject(cal, "iterations", c->iterations);
   if (!(arr = cJSON_AddArrayToObject(cal, "parameters"))) goto oom;
   for (int v = 0; v < c->n_values; v++) {
     const hp_calib_value *cv = &c->values[v];
@@ -680,10 +1003,11 @@ hp_err hp_calib_cluster_json(const hp_calib *c, const char *runs_name, const cha
     cJSON_AddItemToArray(arr, o);
     cJSON_AddStringToObject(o, "type", c->cluster->types[cv->type].name);
     cJSON_AddStringToObject(o, "name", cv->param);
+    if (cv->in_shape) cJSON_AddStringToObject(o, "in", "shape");
     cJSON_AddNumberToObject(o, "before", cv->before);
     cJSON_AddNumberToObject(o, "after", cv->after);
     cJSON_AddBoolToObject(o, "fitted", cv->fitted);
-    if (cv->why) cJSON_AddStringToObject(o, "why_not", cv->why);
+    if (!cv->fitted) cJSON_AddStringToObject(o, "why_not", cv->why);
   }
   if (!(loo = cJSON_AddObjectToObject(cal, "leave_one_out"))) goto oom;
   cJSON_AddNumberToObject(loo, "time_mae", c->loo_time_mae);
@@ -711,6 +1035,8 @@ hp_err hp_calib_to_json(const hp_calib *cb, char **out, hp_diag *d)
   if (!root) return hp_fail(d, HP_NOMEM, "out of memory");
   cJSON_AddStringToObject(root, "cluster", cb->cluster_path);
   cJSON_AddNumberToObject(root, "sweeps", cb->sweeps);
+  cJSON_AddNumberToObject(root, "iterations", cb->iterations);
+  cJSON_AddNumberToObject(root, "loo_iterations", cb->loo_iterations);
   runs = cJSON_AddArrayToObject(root, "runs");
   for (int i = 0; runs && i < cb->n_runs; i++) {
     const hp_calib_run *r = &cb->runs[i];
@@ -739,11 +1065,12 @@ hp_err hp_calib_to_json(const hp_calib *cb, char **out, hp_diag *d)
     cJSON_AddItemToArray(vals, o);
     cJSON_AddStringToObject(o, "type", cb->cluster->types[cv->type].name);
     cJSON_AddStringToObject(o, "name", cv->param);
+    if (cv->in_shape) cJSON_AddStringToObject(o, "in", "shape");
     cJSON_AddNumberToObject(o, "before", cv->before);
     cJSON_AddNumberToObject(o, "after", cv->after);
     cJSON_AddBoolToObject(o, "fitted", cv->fitted);
     cJSON_AddNumberToObject(o, "runs", cv->runs);
-    if (cv->why) cJSON_AddStringToObject(o, "why_not", cv->why);
+    if (!cv->fitted) cJSON_AddStringToObject(o, "why_not", cv->why);
   }
   loo = cJSON_AddObjectToObject(root, "leave_one_out");
   if (loo) {

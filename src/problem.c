@@ -482,6 +482,21 @@ static double type_tp_link(const hp_problem *p, int ty, int tp, double *lat)
   return bw;
 }
 
+/* The shape model's seconds of series sr (layer l's kind on type k at tp) at its micro-batch
+ * sizes, the TP all-reduce over a link of btp bytes/s and latency lat included. */
+static void shape_seconds(const hp_problem *p, hp_series *sr, int l, int k, int tp, double btp,
+                          double lat)
+{
+  const hp_layer *ly = &p->model->layers[l];
+  for (int i = 0; i < sr->n; i++) {
+    double sec = hp_shape_layer_time(p, l, k, tp, sr->mbs[i]);
+    if (tp > 1 && ly->tp_comm > 0)
+      sec += hp_cost_ring_allreduce(tp) * ly->tp_comm * sr->mbs[i] / btp
+             + hp_cost_ring_latency(tp, lat);
+    sr->seconds[i] = sec;
+  }
+}
+
 /* The shape model's series (hp_shape.h): for every layer kind of a transformer model,
  * device type with "shape" and tp its nodes can hold, not measured by the profile, the
  * estimate at each micro-batch size of shape_mbs, the TP all-reduce at the type's worst
@@ -522,7 +537,6 @@ static hp_err build_shape_series(hp_problem *p, hp_diag *d)
       }
       const int first[4] = { 0, 1, L + 1, L + 2 }, last[4] = { 0, L, L + 1, L + 2 };
       for (int q = 0; q < 4; q++) {
-        const hp_layer *ly = &m->layers[first[q]];
         hp_series *sr;
         if (p->series[hp__series_index(p, first[q], k, tp)]) continue;   /* measured */
         sr = &p->shape_store[p->n_shape++];
@@ -530,20 +544,35 @@ static hp_err build_shape_series(hp_problem *p, hp_diag *d)
         sr->mbs = hp__calloc((size_t)nm, sizeof *sr->mbs);
         sr->seconds = hp__calloc((size_t)nm, sizeof *sr->seconds);
         if (!sr->mbs || !sr->seconds) return hp_fail(d, HP_NOMEM, "out of memory");
-        for (int i = 0; i < nm; i++) {
-          double sec = hp_shape_layer_time(p, first[q], k, tp, mbs[i]);
-          if (tp > 1 && ly->tp_comm > 0)
-            sec += hp_cost_ring_allreduce(tp) * ly->tp_comm * mbs[i] / btp
-                   + hp_cost_ring_latency(tp, lat);
-          sr->mbs[i] = mbs[i];
-          sr->seconds[i] = sec;
-        }
+        for (int i = 0; i < nm; i++) sr->mbs[i] = mbs[i];
         sr->n = nm;
+        shape_seconds(p, sr, first[q], k, tp, btp, lat);
         for (int l = first[q]; l <= last[q]; l++) p->series[hp__series_index(p, l, k, tp)] = sr;
       }
     }
   }
   return HP_OK;
+}
+
+void hp_problem_refresh_shape(hp_problem *p, int only_tp)
+{
+  const hp_cluster *c = p->cluster;
+  int L;
+  if (!p->n_shape) return;
+  L = p->model->transformer->layers;
+  for (int k = 0; k < c->n_types; k++) {
+    if (!c->types[k].shape.given || c->types[k].hbm <= 0) continue;
+    for (int tp = 1; tp <= p->max_tp; tp++) {
+      if (only_tp > 0 && tp != only_tp) continue;
+      /* the layers that head each of the four series of (k, tp), as build_shape_series */
+      const int first[4] = { 0, 1, L + 1, L + 2 };
+      double lat, btp = type_tp_link(p, k, tp, &lat);
+      for (int q = 0; q < 4; q++) {
+        hp_series *sr = p->series[hp__series_index(p, first[q], k, tp)];
+        if (sr && sr->shape) shape_seconds(p, sr, first[q], k, tp, btp, lat);
+      }
+    }
+  }
 }
 
 /* An fp8 model needs every device type's FP8 peak. */

@@ -1,8 +1,9 @@
 /* hp_calibrate.h -- fitting a cluster to measured runs (`hetplan calibrate`,
  * docs/calibrate.md): a handful of plans run on the user's cluster, their measured
  * iteration times (and peak memory where known); per device type the time parameters of
- * a table (today the efficiency) are fitted by least squares on the log of predicted over
- * measured time, the reserve from the memory residuals, and each run is predicted again
+ * a table (the shape model's efficiencies, the FLOPs path's efficiency) are fitted by
+ * least squares on the log of predicted over measured time, the reserve from the memory
+ * residuals, and each run is predicted again
  * by a fit without it (leave-one-out) so that the user knows what the calibration is
  * worth. The library prints nothing; the CLI shows the result. */
 #ifndef HP_CALIBRATE_H
@@ -13,23 +14,49 @@
 #include "hp_problem.h"
 
 /* A device-type parameter the time fit may move: its cluster-file key, its bounds (the
- * fit works in log space, so lo > 0) and how to read and set it on a type. The table has
- * the shape of the shape model's (hp_shape.h) so that one can replace the other. */
+ * fit works in log space, so lo > 0), and where it lives on a type: one of the shape
+ * model's constants (hp_shape.h; the key is in the type's "shape" object) or, with
+ * shape NULL, the efficiency (the FLOPs path's scale: explicit-layer models, types
+ * without "shape"). by_default: fitted unless a list names the parameters to fit. */
 typedef struct hp_fit_param {
   const char *name;
   double lo, hi;
-  double (*get)(const hp_devtype *t);
-  void (*set)(hp_devtype *t, double v);
+  const hp_shape_param *shape;
+  int by_default;
 } hp_fit_param;
 
-/* The fittable parameters, in the order the fit takes them up; *n gets the count. */
-const hp_fit_param *hp_calib_params(int *n);
+#define HP_CALIB_MAX_PARAMS 16
+#define HP_CALIB_WHY 256           /* room for a reason a parameter is not fitted */
 
-/* The time fit's bounds: coordinate descent, golden-section search per parameter over
- * its whole range in log space. */
-#define HP_CALIB_MAX_SWEEPS 200     /* sweeps over the parameters */
+/* Fills out[] with the table, in the order the fit takes the parameters up, and returns
+ * its length (<= HP_CALIB_MAX_PARAMS): gemm_eff, efficiency (a type's overall scale: the
+ * one or the other sets it), align_eff, then the shape model's other fittable constants
+ * in its table's order (attn_eff, attn_eff64, mem_eff, launch_us). By default gemm_eff,
+ * efficiency and align_eff: a handful of runs pins two scales a type, not six. */
+int hp_calib_params(hp_fit_param *out);
+double hp_calib_param_get(const hp_fit_param *q, const hp_devtype *t);
+void hp_calib_param_set(const hp_fit_param *q, hp_devtype *t, double v);
+/* Which parameters to fit, from a comma-separated list of the table's names (`--params`;
+ * "all": every one; NULL: the defaults) into fit[HP_CALIB_MAX_PARAMS] (1: fit it).
+ * HP_INVAL naming the list and the names it may hold: an unknown name, a shape constant
+ * that is a datasheet or kernel-design figure (sms, tile_m, tile_n, align), an empty list. */
+hp_err hp_calib_parse_params(const char *list, unsigned char *fit, hp_diag *d);
+
+/* The time fit's bounds. Per fit: one coordinate sweep of golden-section searches over
+ * each parameter's whole range in log space (the full fit only: it finds the basin from
+ * any start), then Gauss-Newton steps with Levenberg-Marquardt damping on the log
+ * residuals (forward-difference Jacobian) until a step moves no parameter by more than
+ * HP_CALIB_TOL (in log) or HP_CALIB_MAX_ITER steps. Each leave-one-out refit starts
+ * from the full fit's figures and takes only the Gauss-Newton steps. */
 #define HP_CALIB_GOLDEN_STEPS 80    /* steps of one golden-section search (0.618^80: 1e-17
                                      * of the log range) */
+#define HP_CALIB_MAX_ITER 100       /* Gauss-Newton steps of one fit */
+#define HP_CALIB_TOL 1e-10          /* convergence: the largest step, in log */
+/* A parameter whose effect on the runs' log times is, but for this fraction of its norm,
+ * a combination of the effects of the parameters taken up before it (align_eff when
+ * every run's GEMMs are misaligned moves every time as gemm_eff does) is not fitted: the
+ * runs cannot tell it apart, and its value would be arbitrary. */
+#define HP_CALIB_MIN_DISTINCT 1e-3
 
 /* One measured run. */
 typedef struct hp_calib_run {
@@ -48,15 +75,19 @@ typedef struct hp_calib_run {
   double time_before, time_after, time_loo;   /* predictions, s */
   double mem_before, mem_after, mem_loo;      /* predictions, bytes (NAN without mem) */
   int fits_after;          /* 1 if the plan fits in memory with the fitted figures */
+  int shape_stale;         /* 1: a shape constant changed since the problem's shape series
+                            * were last recomputed (at the plan's tp, before a prediction) */
 } hp_calib_run;
 
 /* A parameter of a type, before and after. */
 typedef struct hp_calib_value {
   int type;                /* index into the calibrated cluster's types */
-  const char *param;       /* the cluster-file key ("efficiency", "reserved_gib") */
+  const char *param;       /* the cluster-file key ("efficiency", "reserved_gib", or a key
+                            * of the type's "shape": gemm_eff, ...) */
+  int in_shape;            /* 1: the key is in the type's "shape" object */
   double before, after;    /* in the file's units (GiB for reserved_gib) */
   int fitted;              /* 0: left as it was, `why` says why */
-  const char *why;
+  char why[HP_CALIB_WHY];  /* "" when fitted */
   int runs;                /* the runs that informed it */
 } hp_calib_value;
 
@@ -67,7 +98,14 @@ typedef struct hp_calib {
   hp_calib_run *runs;
   int n_values;
   hp_calib_value *values;  /* time parameters first, then the reserves */
-  int sweeps;              /* of the full fit */
+  hp_fit_param params[HP_CALIB_MAX_PARAMS];   /* hp_calib_params() */
+  int n_params;
+  unsigned char fit[HP_CALIB_MAX_PARAMS];     /* which to fit (hp_calib_parse_params; the
+                                               * defaults after hp_calib_load) */
+  int sweeps;              /* golden-section sweeps of the full fit (1, 0 with nothing
+                            * to fit) */
+  int iterations;          /* Gauss-Newton steps of the full fit */
+  int loo_iterations;      /* ... summed over the leave-one-out refits */
   double loo_time_mae, loo_time_worst;   /* relative errors, fractions */
   int loo_time_worst_run;
   int n_mem;               /* runs with measured memory */
@@ -84,8 +122,10 @@ typedef struct hp_calib {
  * device type used by a run that the calibrated cluster lacks. */
 hp_err hp_calib_load(const char *runs_path, const char *cluster_path, int framework,
                      hp_calib **out, hp_diag *d);
-/* Fits (bounded: HP_CALIB_MAX_SWEEPS) and fills the before/after figures and the
- * leave-one-out errors. Deterministic. */
+/* Fits the parameters c->fit names (bounded: HP_CALIB_GOLDEN_STEPS, HP_CALIB_MAX_ITER)
+ * and fills the before/after figures and the leave-one-out errors. Shape constants are
+ * fitted for the types whose calibrated-cluster entry has a "shape"; after each change
+ * every run's problem is refreshed (hp_problem_refresh_shape). Deterministic. */
 hp_err hp_calib_fit(hp_calib *c, hp_diag *d);
 /* The calibrated cluster file: the input file's JSON with every key kept, the fitted
  * figures replaced, and a "calibrated" block (the runs file's name, `date`, the

@@ -286,6 +286,15 @@ hp_err hp_cluster_finish(hp_cluster *c, double inter_bw, double inter_lat, hp_di
 hp_err hp_problem_create(hp_problem **out, hp_model *model, hp_cluster *cluster,
                          hp_profile *profile, hp_job job, hp_diag *d);
 void hp_problem_destroy(hp_problem **p);
+/* Recomputes the shape model's series of a bound problem in place (the same micro-batch
+ * sizes, the seconds afresh) from its device types' shape constants as they are now:
+ * what a fit that sets them (hetplan calibrate) calls after each change, since the
+ * evaluator reads the series, not the constants. Only the series bound at creation are
+ * recomputed: a type that gains a "shape" afterwards keeps its FLOPs estimate, and one
+ * whose shape.given is cleared keeps the series it has. only_tp > 0: only the series at
+ * that tp (all a fit over plans of one tp needs); 0: every tp. Cheap: types x tp x 4
+ * series of up to 64 micro-batch sizes, hp_shape_layer_time at each. */
+void hp_problem_refresh_shape(hp_problem *p, int only_tp);
 
 /* --- Copies and "what if" edits (copy.c): what re-planning on a changed cluster needs.
  * Each returns a deep copy owned by the caller. */

@@ -3,8 +3,10 @@
 # (GPT-2, analytic times): three plans made by `plan`, their "measured" times the
 # evaluator's under a cluster whose T4 efficiency is 0.2 (V100 0.35 as the file's), their
 # memory that cluster's with a 2.5 GiB V100 reserve: calibrate recovers both, the file it
-# writes loads with `describe` and plans score with it as measured; and bad runs files
-# exit 3 naming the key. Ends with "calibrate: N passed, N failed".
+# writes loads with `describe` and plans score with it as measured; the shape model's
+# gemm_eff likewise on GPT 1.1B and Pipette's A100 cluster, written into the type's
+# "shape"; --params refuses unknown names (exit 2); and bad runs files exit 3 naming the
+# key. Ends with "calibrate: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 H=${HETPLAN:-build/hetplan}
@@ -56,6 +58,48 @@ assert c["calibrated"]["leave_one_out"]["time_worst"] < 1e-6, c["calibrated"]
 assert c["nodes"][3]["intra_gbps"] == 50, "other keys kept"
 PY
 expect calibrate_json 0 '"leave_one_out"' -- $H calibrate "$tmp/runs.json" --json
+
+# the shape model: GPT 1.1B (a transformer) on Pipette's A100 cluster, whose type has a
+# "shape"; "measured" under gemm_eff 0.5 (the file's 0.60): calibrate moves gemm_eff, not
+# the efficiency (which times nothing here), writes it into the type's "shape" with its
+# "source" kept, and the written file scores the plans as measured
+SM=models/gpt-1.1b.json
+SC=models/pipette-high-16x8-a100.json
+sed -e 's/"gemm_eff": 0.60/"gemm_eff": 0.5/' "$SC" > "$tmp/shape-truth.json"
+if cmp -s "$SC" "$tmp/shape-truth.json"; then bad shape_truth_differs "sed changed nothing in $SC"; fi
+runs="{\"runs\": ["
+for g in 128 256 512; do
+  $H plan --model $SM --cluster $SC --gbs $g --solver megatron -o "$tmp/s$g.json" 2>/dev/null
+  t=$($H evaluate "$tmp/s$g.json" --cluster "$tmp/shape-truth.json" --json |
+    python3 -c 'import json,sys; print(repr(json.load(sys.stdin)["iteration_time"]))')
+  runs="$runs{\"plan\": \"s$g.json\", \"iteration_time_s\": $t},"
+done
+echo "${runs%,}]}" > "$tmp/shape-runs.json"
+expect calibrate_shape_runs 0 "gemm_eff" -- $H calibrate "$tmp/shape-runs.json" -o "$tmp/shape-cal.json"
+python3 - "$tmp/shape-cal.json" "$tmp" <<'PY' && ok shape_constant_recovered_and_written || bad shape_constant_recovered_and_written "see above"
+import json, sys
+c = json.load(open(sys.argv[1]))
+a = c["device_types"]["A100"]
+assert abs(a["shape"]["gemm_eff"] / 0.5 - 1) < 1e-6, a
+assert a["shape"]["align_eff"] == 0.75 and a["efficiency"] == 0.45, a
+assert a["shape"]["source"].startswith("sms: NVIDIA A100 whitepaper"), "the shape's source kept"
+ps = {p["name"]: p for p in c["calibrated"]["parameters"]}
+assert ps["gemm_eff"]["fitted"] and ps["gemm_eff"]["in"] == "shape", ps
+assert not ps["efficiency"]["fitted"] and "depends" in ps["efficiency"]["why_not"], ps
+assert not ps["align_eff"]["fitted"], ps   # every GEMM of hidden 1920 is aligned
+assert c["calibrated"]["leave_one_out"]["time_worst"] < 1e-6, c["calibrated"]
+PY
+for g in 128 512; do
+  want=$($H evaluate "$tmp/s$g.json" --cluster "$tmp/shape-truth.json" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["iteration_time"])')
+  got=$($H evaluate "$tmp/s$g.json" --cluster "$tmp/shape-cal.json" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["iteration_time"])')
+  if python3 -c "import sys; sys.exit(abs($got / $want - 1) > 1e-6)"; then ok "shape_calibrated_scores_gbs$g"
+  else bad "shape_calibrated_scores_gbs$g" "got $got s, measured $want s"; fi
+done
+expect params_unknown_usage 2 "'gemm' is not a parameter calibrate fits" -- \
+  $H calibrate "$tmp/shape-runs.json" --params gemm
+expect params_datasheet_usage 2 "sms is a datasheet or kernel-design figure" -- \
+  $H calibrate "$tmp/shape-runs.json" --params gemm_eff,sms
+expect params_named_only 0 "attn_eff" -- $H calibrate "$tmp/shape-runs.json" --params gemm_eff,attn_eff
 
 # bad runs files: exit 3, the key named
 echo '{"runs": [{"plan": "p32.json", "iteration_time_s": 1}]}' > "$tmp/one.json"

@@ -51,36 +51,39 @@ static void write_file(const char *path, const char *text)
   fclose(f);
 }
 
-/* Writes model, start cluster, plans and a runs file into a fresh folder; the measured
- * times and memory are the evaluator's under the `truth` cluster, times scaled by
- * noise[i] (NULL: none). Returns the runs file's path (static). */
-static const char *make_runs(const char *truth, const char *start, const double *noise,
-                             int with_mem)
+/* One run to make: the model (text) and the plan (its JSON without the closing brace). */
+typedef struct run_spec { const char *model, *plan; } run_spec;
+
+/* Writes the models, the start cluster, the plans and a runs file into a fresh folder; the
+ * measured times and memory are the evaluator's under the `truth` cluster (gbs 8), times
+ * scaled by noise[i] (NULL: none). Returns the runs file's path (static). */
+static const char *make_runs_of(const run_spec *rs, int n, const char *truth, const char *start,
+                                const double *noise, int with_mem)
 {
   static char dir[64], runs[128];
-  char path[160], text[4096];
+  char path[160], text[8192];
   size_t len;
   snprintf(dir, sizeof dir, "/tmp/hp_calib_XXXXXX");
   if (!mkdtemp(dir)) { perror("mkdtemp"); exit(3); }
-  snprintf(path, sizeof path, "%s/model.json", dir);
-  write_file(path, fx_tiny_model);
   snprintf(path, sizeof path, "%s/start.cluster.json", dir);
   write_file(path, start);
   snprintf(runs, sizeof runs, "%s/runs.json", dir);
   len = (size_t)snprintf(text, sizeof text, "{ \"runs\": [");
-  for (int i = 0; i < N_PLANS; i++) {
+  for (int i = 0; i < n; i++) {
     char plan[1024];
-    hp_problem *p = fx_problem(fx_tiny_model, truth, NULL, 8, HP_1F1B);
+    hp_problem *p = fx_problem(rs[i].model, truth, NULL, 8, HP_1F1B);
     hp_plan *pl;
     hp_eval e = {0};
     hp_diag d = {0};
     double peak = 0;
-    snprintf(plan, sizeof plan, "%s }", plans[i]);
+    snprintf(path, sizeof path, "%s/model%d.json", dir, i);
+    write_file(path, rs[i].model);
+    snprintf(plan, sizeof plan, "%s }", rs[i].plan);
     pl = fx_plan(p, plan);
     if (hp_evaluate(p, pl, &e, &d)) { fprintf(stderr, "%s\n", d.msg); exit(3); }
     for (int dv = 0; dv < e.n_devices; dv++) if (e.mem[dv] > peak) peak = e.mem[dv];
-    snprintf(plan, sizeof plan, "%s, \"inputs\": { \"model\": \"model.json\", \"cluster\": "
-             "\"start.cluster.json\", \"gbs\": 8 } }", plans[i]);
+    snprintf(plan, sizeof plan, "%s, \"inputs\": { \"model\": \"model%d.json\", \"cluster\": "
+             "\"start.cluster.json\", \"gbs\": 8 } }", rs[i].plan, i);
     snprintf(path, sizeof path, "%s/plan%d.json", dir, i);
     write_file(path, plan);
     len += (size_t)snprintf(text + len, sizeof text - len, "%s{ \"plan\": \"plan%d.json\", "
@@ -96,6 +99,15 @@ static const char *make_runs(const char *truth, const char *start, const double 
   snprintf(text + len, sizeof text - len, " ] }");
   write_file(runs, text);
   return runs;
+}
+
+/* The tiny model's plans on the tiny cluster. */
+static const char *make_runs(const char *truth, const char *start, const double *noise,
+                             int with_mem)
+{
+  run_spec rs[N_PLANS];
+  for (int i = 0; i < N_PLANS; i++) rs[i] = (run_spec){ fx_tiny_model, plans[i] };
+  return make_runs_of(rs, N_PLANS, truth, start, noise, with_mem);
 }
 
 static const hp_calib_value *value(const hp_calib *c, const char *type, const char *param)
@@ -238,4 +250,228 @@ TEST(framework_default_applies_only_where_the_file_gives_no_reserve)
     hp_problem_destroy(&q);
   }
   hp_problem_destroy(&p);
+}
+
+/* --- The shape model's constants. A GPT of 2 blocks, hidden h (256: aligned to the
+ * default 128 elements; 320: not), 2 heads, on one node of 4 GPUs of a type with "shape"
+ * (4 SMs, its own gemm_eff and align_eff); the GEMMs compute-bound at 20 TFLOPS and
+ * 2000 GB/s. */
+static char *shape_gpt(int hidden, const char *extra)
+{
+  static char buf[4][512];
+  static int next;
+  char *b = buf[next++ % 4];
+  snprintf(b, sizeof buf[0], "{ \"name\": \"gpt-h%d\", \"transformer\": { \"family\": \"gpt\", "
+           "\"layers\": 2, \"hidden\": %d, \"heads\": 2, \"seq\": 256, \"vocab\": 512%s } }",
+           hidden, hidden, extra);
+  return b;
+}
+
+static char *shape_cluster(double gemm_eff, double align_eff, double attn_eff)
+{
+  static char text[2][1024];
+  static int next;
+  char *t = text[next++ % 2];
+  snprintf(t, sizeof text[0],
+    "{ \"name\": \"shape-4\", \"device_types\": {"
+    "    \"A\": { \"mem_gib\": 80, \"tflops\": 20, \"efficiency\": 0.5, \"hbm_gbs\": 2000,"
+    "      \"shape\": { \"sms\": 4, \"gemm_eff\": %.17g, \"align_eff\": %.17g, \"attn_eff\": %.17g,"
+    "                   \"source\": \"a test's\" } } },"
+    "  \"nodes\": [ { \"name\": \"a\", \"type\": \"A\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 100 }", gemm_eff, align_eff, attn_eff);
+  return t;
+}
+
+/* Plans of the 2-block GPT (5 layers) on the 4-GPU node: dp 4; tp 2 dp 2; two stages. */
+static const char *const shape_plans[] = {
+  "{ \"pp\": 1, \"tp\": 1, \"dp\": 4, \"mbs\": 2, \"stages\": [ { \"layers\": [0, 4], "
+  "  \"devices\": [[0], [1], [2], [3]] } ]",
+  "{ \"pp\": 1, \"tp\": 2, \"dp\": 2, \"mbs\": 1, \"stages\": [ { \"layers\": [0, 4], "
+  "  \"devices\": [[0, 1], [2, 3]] } ]",
+  "{ \"pp\": 2, \"tp\": 1, \"dp\": 2, \"mbs\": 1, \"stages\": [ { \"layers\": [0, 2], \"devices\": [[0], [1]] },"
+  "  { \"layers\": [3, 4], \"devices\": [[2], [3]] } ]",
+};
+
+TEST(shape_refresh_gives_a_freshly_bound_problems_times)
+{
+  hp_problem *p = fx_problem(shape_gpt(320, ""), shape_cluster(0.6, 0.75, 0.53), NULL, 8, HP_1F1B);
+  hp_problem *q = fx_problem(shape_gpt(320, ""), shape_cluster(0.45, 0.5, 0.53), NULL, 8, HP_1F1B);
+  const hp_shape_param *g = hp_shape_param_find("gemm_eff"), *a = hp_shape_param_find("align_eff");
+  double before = hp_layer_time(p, 1, 0, 2, 4, 1e11, 0);
+  /* the constants alone change nothing: the evaluator reads the series bound at creation */
+  hp_shape_set(&p->cluster->types[0].shape, g, 0.45);
+  hp_shape_set(&p->cluster->types[0].shape, a, 0.5);
+  CHECK(hp_layer_time(p, 1, 0, 2, 4, 1e11, 0) == before);
+  /* refreshed at tp 2 only: tp 2 is q's, tp 1 still the old */
+  hp_problem_refresh_shape(p, 2);
+  CHECK_NEAR(hp_layer_time(p, 1, 0, 2, 4, 1e11, 0), hp_layer_time(q, 1, 0, 2, 4, 1e11, 0), 1e-15);
+  CHECK(fabs(hp_layer_time(p, 1, 0, 1, 4, 1e11, 0) / hp_layer_time(q, 1, 0, 1, 4, 1e11, 0) - 1) > 0.1);
+  /* every layer, tp and mbs after a whole refresh; the gemm_eff and align_eff of 0.45 x 0.5
+   * against 0.6 x 0.75 make the blocks about twice as slow */
+  hp_problem_refresh_shape(p, 0);
+  for (int l = 0; l < 5; l++)
+    for (int tp = 1; tp <= 4; tp *= 2)
+      for (int mbs = 1; mbs <= 8; mbs *= 2)
+        CHECK_NEAR(hp_layer_time(p, l, 0, tp, mbs, 1e11, 0), hp_layer_time(q, l, 0, tp, mbs, 1e11, 0),
+                   1e-15);
+  CHECK(hp_layer_time(p, 1, 0, 2, 4, 1e11, 0) > 1.5 * before);
+  hp_problem_destroy(&p);
+  hp_problem_destroy(&q);
+}
+
+/* Runs of the aligned (h 256) and misaligned (h 320) GPT: gemm_eff is what both share,
+ * align_eff what tells them apart. */
+static const char *shape_runs(const char *truth, const char *start, const char *extra)
+{
+  run_spec rs[5] = {
+    { shape_gpt(256, extra), shape_plans[0] }, { shape_gpt(256, extra), shape_plans[1] },
+    { shape_gpt(320, extra), shape_plans[0] }, { shape_gpt(320, extra), shape_plans[2] },
+    { shape_gpt(256, extra), shape_plans[2] },
+  };
+  return make_runs_of(rs, 5, truth, start, NULL, 0);
+}
+
+TEST(calibrate_recovers_gemm_eff_and_align_eff_from_a_perturbed_start)
+{
+  char truth[1024];
+  hp_calib *c = NULL;
+  hp_diag d = {0};
+  const hp_calib_value *v;
+  snprintf(truth, sizeof truth, "%s", shape_cluster(0.55, 0.7, 0.53));
+  const char *runs = shape_runs(truth, shape_cluster(0.8, 0.95, 0.53), "");
+  CHECK(hp_calib_load(runs, NULL, -1, &c, &d) == HP_OK);
+  CHECK(hp_calib_fit(c, &d) == HP_OK);
+  CHECK((v = value(c, "A", "gemm_eff")) && v->fitted && v->in_shape);
+  CHECK_NEAR(v->before, 0.8, 1e-15);
+  CHECK_NEAR(v->after, 0.55, 1e-6);
+  CHECK((v = value(c, "A", "align_eff")) && v->fitted && v->in_shape);
+  CHECK_NEAR(v->after, 0.7, 1e-6);
+  /* the efficiency moves nothing the shape model times, and says so */
+  CHECK((v = value(c, "A", "efficiency")) && !v->fitted && !v->in_shape);
+  CHECK_CONTAINS(v->why, "no run's time depends on it");
+  CHECK(!value(c, "A", "attn_eff"));   /* not asked for by default */
+  for (int i = 0; i < c->n_runs; i++) {
+    CHECK_NEAR(c->runs[i].time_after, c->runs[i].time, 1e-7);
+    CHECK(c->runs[i].time_before < 0.9 * c->runs[i].time);   /* the start was off */
+  }
+  CHECK(c->loo_time_worst < 1e-6);
+  CHECK(c->sweeps == 1 && c->iterations >= 1 && c->iterations < HP_CALIB_MAX_ITER);
+  hp_calib_destroy(&c);
+}
+
+TEST(calibrate_leaves_attn_eff_alone_under_eager_attention)
+{
+  char truth[1024];
+  hp_calib *c = NULL;
+  hp_diag d = {0};
+  const hp_calib_value *v;
+  snprintf(truth, sizeof truth, "%s", shape_cluster(0.55, 0.7, 0.53));
+  const char *runs = shape_runs(truth, shape_cluster(0.8, 0.7, 0.3), ", \"attention\": \"eager\"");
+  CHECK(hp_calib_load(runs, NULL, -1, &c, &d) == HP_OK);
+  CHECK(hp_calib_parse_params("gemm_eff,attn_eff", c->fit, &d) == HP_OK);
+  CHECK(hp_calib_fit(c, &d) == HP_OK);
+  CHECK((v = value(c, "A", "attn_eff")) && !v->fitted);
+  CHECK_CONTAINS(v->why, "no run's time depends on it");
+  CHECK_NEAR(v->after, 0.3, 1e-15);
+  CHECK((v = value(c, "A", "gemm_eff")) && v->fitted);
+  CHECK_NEAR(v->after, 0.55, 1e-6);
+  CHECK(!value(c, "A", "align_eff"));   /* not named */
+  hp_calib_destroy(&c);
+  /* with FlashAttention the same constant moves the blocks: fitted, and recovered */
+  runs = shape_runs(truth, shape_cluster(0.8, 0.7, 0.3), "");
+  CHECK(hp_calib_load(runs, NULL, -1, &c, &d) == HP_OK);
+  CHECK(hp_calib_parse_params("gemm_eff,attn_eff", c->fit, &d) == HP_OK);
+  CHECK(hp_calib_fit(c, &d) == HP_OK);
+  CHECK((v = value(c, "A", "attn_eff")) && v->fitted);
+  CHECK_NEAR(v->after, 0.53, 1e-6);
+  CHECK_NEAR(value(c, "A", "gemm_eff")->after, 0.55, 1e-6);
+  hp_calib_destroy(&c);
+}
+
+TEST(calibrate_does_not_fit_what_the_runs_cannot_tell_apart)
+{
+  /* every run misaligned: each GEMM pays align_eff, so it scales every time as gemm_eff
+   * does; fitting both would leave their split arbitrary */
+  char truth[1024];
+  hp_calib *c = NULL;
+  hp_diag d = {0};
+  const hp_calib_value *v;
+  run_spec rs[3] = { { shape_gpt(320, ""), shape_plans[0] }, { shape_gpt(320, ""), shape_plans[1] },
+                     { shape_gpt(320, ""), shape_plans[2] } };
+  snprintf(truth, sizeof truth, "%s", shape_cluster(0.55, 0.7, 0.53));
+  const char *runs = make_runs_of(rs, 3, truth, shape_cluster(0.8, 0.95, 0.53), NULL, 0);
+  CHECK(hp_calib_load(runs, NULL, -1, &c, &d) == HP_OK);
+  CHECK(hp_calib_fit(c, &d) == HP_OK);
+  CHECK((v = value(c, "A", "align_eff")) && !v->fitted);
+  CHECK_CONTAINS(v->why, "cannot tell it from A's gemm_eff");
+  CHECK_NEAR(v->after, 0.95, 1e-15);
+  /* gemm_eff alone takes up the product: 0.55 x 0.7 / 0.95 */
+  CHECK_NEAR(value(c, "A", "gemm_eff")->after, 0.55 * 0.7 / 0.95, 1e-6);
+  hp_calib_destroy(&c);
+}
+
+TEST(calibrate_writes_shape_constants_into_the_types_shape)
+{
+  char truth[1024], *text = NULL;
+  hp_calib *c = NULL;
+  hp_diag d = {0};
+  hp_cluster *cl = NULL;
+  hp_problem *p;
+  hp_plan *pl;
+  hp_eval e = {0};
+  snprintf(truth, sizeof truth, "%s", shape_cluster(0.55, 0.7, 0.53));
+  const char *runs = shape_runs(truth, shape_cluster(0.8, 0.95, 0.53), "");
+  CHECK(hp_calib_load(runs, NULL, -1, &c, &d) == HP_OK);
+  CHECK(hp_calib_fit(c, &d) == HP_OK);
+  CHECK(hp_calib_cluster_json(c, "runs.json", "2026-01-01T00:00:00Z", &text, &d) == HP_OK);
+  CHECK_CONTAINS(text, "\"source\":\t\"a test's\"");        /* the shape's other keys kept */
+  CHECK_CONTAINS(text, "\"name\":\t\"gemm_eff\",\n\t\t\t\t\"in\":\t\"shape\"");
+  CHECK_CONTAINS(text, "\"efficiency\":\t0.5,");           /* not fitted: as it was */
+  CHECK(hp_cluster_parse(text, "out.json", &cl, &d) == HP_OK);
+  CHECK(cl->types[0].shape.gemm_eff == value(c, "A", "gemm_eff")->after);
+  CHECK(cl->types[0].shape.align_eff == value(c, "A", "align_eff")->after);
+  CHECK(cl->types[0].shape.sms == 4);
+  CHECK_NEAR(cl->types[0].shape.gemm_eff, 0.55, 1e-6);
+  /* bound afresh from the written file, a run's plan predicts what the fit left */
+  p = fx_problem(shape_gpt(320, ""), text, NULL, 8, HP_1F1B);
+  {
+    char plan[1024];
+    snprintf(plan, sizeof plan, "%s }", shape_plans[2]);
+    pl = fx_plan(p, plan);
+  }
+  CHECK(hp_evaluate(p, pl, &e, &d) == HP_OK);
+  CHECK_NEAR(e.iteration_time, c->runs[3].time_after, 1e-15);
+  hp_eval_release(&e);
+  hp_plan_destroy(&pl);
+  hp_problem_destroy(&p);
+  hp_cluster_destroy(&cl);
+  free(text);
+  hp_calib_destroy(&c);
+}
+
+TEST(calibrate_params_list_by_name)
+{
+  hp_fit_param t[HP_CALIB_MAX_PARAMS];
+  unsigned char fit[HP_CALIB_MAX_PARAMS];
+  hp_diag d = {0};
+  int n = hp_calib_params(t);
+  /* the order: the two overall scales, align_eff, then the shape table's other fittable
+   * constants; log-space ranges start above 0 */
+  CHECK_INT(n, 7);
+  CHECK(!strcmp(t[0].name, "gemm_eff") && t[0].shape && t[0].by_default);
+  CHECK(!strcmp(t[1].name, "efficiency") && !t[1].shape && t[1].by_default);
+  CHECK(!strcmp(t[2].name, "align_eff") && t[2].by_default);
+  CHECK(!strcmp(t[3].name, "attn_eff") && !t[3].by_default);
+  CHECK(!strcmp(t[6].name, "launch_us") && t[6].lo > 0 && t[6].hi == 1000);
+  CHECK(hp_calib_parse_params(NULL, fit, &d) == HP_OK);
+  CHECK(fit[0] && fit[1] && fit[2] && !fit[3] && !fit[6]);
+  CHECK(hp_calib_parse_params("all", fit, &d) == HP_OK);
+  for (int i = 0; i < n; i++) CHECK(fit[i]);
+  CHECK(hp_calib_parse_params(" mem_eff,launch_us ", fit, &d) == HP_OK);
+  CHECK(!fit[0] && !fit[1] && fit[5] && fit[6]);
+  CHECK(hp_calib_parse_params("gemm_eff,sms", fit, &d) == HP_INVAL);
+  CHECK_CONTAINS(d.msg, "sms is a datasheet or kernel-design figure");
+  CHECK(hp_calib_parse_params("gemm", fit, &d) == HP_INVAL);
+  CHECK_CONTAINS(d.msg, "'gemm' is not a parameter calibrate fits: expected a comma-separated "
+                        "list of: gemm_eff, efficiency, align_eff, attn_eff");
 }
