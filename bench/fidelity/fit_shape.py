@@ -14,6 +14,9 @@ gemm_eff, then align_eff, fitted (grid search, mean absolute relative error).
 """
 import json, os, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from score import spearman  # noqa: E402  (one rank correlation for the bench and the fit)
+
 DATA = sys.argv[1] if len(sys.argv) > 1 else \
     "/work/shared/data/measured/bigscience_bloom176b_topology.json"
 HETPLAN = os.environ.get("HETPLAN", "build/hetplan")
@@ -95,30 +98,6 @@ def predict(work, eff, shape, compute):
             raise SystemExit("line %d: %s" % (r["line"], p.stderr))
         out.append(json.loads(p.stdout)["iteration_time"])
     return out
-
-
-def ranks(v):
-    order = sorted(range(len(v)), key=lambda i: v[i])
-    rk = [0.0] * len(v)
-    i = 0
-    while i < len(v):
-        j = i
-        while j + 1 < len(v) and v[order[j + 1]] == v[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            rk[order[k]] = (i + j) / 2.0
-        i = j + 1
-    return rk
-
-
-def spearman(a, b):
-    ra, rb = ranks(a), ranks(b)
-    n = len(a)
-    ma, mb = sum(ra) / n, sum(rb) / n
-    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
-    va = sum((x - ma) ** 2 for x in ra) ** 0.5
-    vb = sum((y - mb) ** 2 for y in rb) ** 0.5
-    return cov / (va * vb)
 
 
 def mae(pred, work):
