@@ -46,9 +46,39 @@ def fit_gbs(fit, nbytes=FIT_AT_BYTES):
     return sum(c * x ** (len(coeffs) - i - 1) for i, c in enumerate(coeffs))
 
 
+def monotone_in_mbs(table):
+    """Each layer's forward and backward times, capped so that none exceeds the same
+    layer's time at a larger micro-batch on the same tp (a running minimum from the
+    largest mbs down). A larger micro-batch does strictly more work, so a time above a
+    larger mbs's is a measurement artefact, not a property of the layer; the cap is the
+    tightest bound the profile itself proves. Applied to every profile alike. Returns the
+    capped table and the points changed, as (mbs, tp, layer, field, old s, new s)."""
+    out = {m: {t: {k: list(v) for k, v in layers.items()} for t, layers in tps.items()}
+           for m, tps in table.items()}
+    changed = []
+    tps = {t for m in table for t in table[m]}
+    for tp in tps:
+        sizes = sorted((m for m in table if tp in table[m]), key=int, reverse=True)
+        for field, name in ((0, "forward"), (1, "backward")):
+            for layer in table[sizes[0]][tp]:
+                bound = None
+                for m in sizes:
+                    v = out[m][tp][layer][field]
+                    if bound is not None and v > bound:
+                        changed.append((int(m), int(tp), int(layer), name, v, bound))
+                        out[m][tp][layer][field] = bound
+                    else:
+                        bound = v
+    return out, changed
+
+
 def profile_entries(table, gpu, n_blocks):
     """hetplan layer_times from one Sailor profile: forward + backward per micro-batch."""
     entries = []
+    table, changed = monotone_in_mbs(table)
+    for m, tp, layer, name, old, new in sorted(changed):
+        print(f"  {gpu} mbs {m} tp {tp} layer {layer}: {name} {old * 1e3:.3f} ms capped at "
+              f"{new * 1e3:.3f} ms (a larger mbs's time)")
     for mbs in sorted(table, key=int):
         for tp in sorted(table[mbs], key=int):
             layers = table[mbs][tp]
