@@ -68,9 +68,23 @@ static void describe_cluster(const hp_cluster *c)
   for (int k = 0; k < c->n_types; k++) {
     int n = 0;
     for (int d = 0; d < c->n_devices; d++) n += c->nodes[c->dev_node[d]].type == k;
+    const hp_devtype *t = &c->types[k];
     printf("  type   %-10s x %-4d %6.1f GiB (%.2f reserved), %7.1f TFLOPS x %.2f\n",
-           c->types[k].name, n, c->types[k].mem / GIB, c->types[k].reserved / GIB,
-           c->types[k].peak / 1e12, c->types[k].eff);
+           t->name, n, t->mem / GIB, t->reserved / GIB, t->peak / 1e12, t->eff);
+    /* what the shape model reads (docs/cost-model.md "Shape model"): the fp8 peak and the
+     * type's constants, in the table's order */
+    if (t->peak_fp8 > 0 || t->shape.given) {
+      int nq;
+      const hp_shape_param *q = hp_shape_params(&nq);
+      printf("         ");
+      if (t->peak_fp8 > 0) printf(" fp8 %.1f TFLOPS;", t->peak_fp8 / 1e12);
+      if (t->hbm > 0) printf(" HBM %.0f GB/s;", t->hbm / 1e9);
+      if (t->shape.given) {
+        printf(" shape model:");
+        for (int i = 0; i < nq; i++) printf(" %s %g", q[i].name, hp_shape_get(&t->shape, &q[i]));
+      }
+      printf("\n");
+    }
   }
   if (c->mem_margin > 0)
     printf("  memory margin %g %%: plans keep that much of each device's memory free\n",
