@@ -11,7 +11,7 @@
 
 static const char help[] =
   "usage: hetplan calibrate [--runs] RUNS.json [--cluster C] [--framework F] [--params LIST] [--json]\n"
-  "                         [-o OUT.cluster.json]\n"
+  "                         [-o OUT.cluster.json] [--profile-out OUT.profile.json]\n"
   "\n"
   "Fits the cluster to runs measured on it. RUNS.json (docs/formats.md \"Runs\") lists\n"
   "plans that were run and what was measured: {\"runs\": [{\"plan\": \"p.json\",\n"
@@ -22,7 +22,12 @@ static const char help[] =
   "default gemm_eff,efficiency,align_eff. gemm_eff and align_eff are the shape model's\n"
   "(a type with a \"shape\" object: transformer layers timed from their GEMMs), the\n"
   "efficiency the FLOPs path's scale (explicit-layer models, types without \"shape\");\n"
-  "--params all adds attn_eff, attn_eff64, mem_eff, launch_us, for many runs. A parameter\n"
+  "--params all adds attn_eff, attn_eff64, mem_eff, launch_us, for many runs.\n"
+  "profile_scale (default too) multiplies every measured layer time of the type, for runs\n"
+  "timed from a profile (nothing above moves those); it is kept at or above the scale that\n"
+  "would put a time below its FLOPs at the type's peak, and needs the runs' profiles to be\n"
+  "one file. --profile-out writes that profile with the fitted types' seconds scaled and a\n"
+  "\"calibrated\" block (-o writes the cluster only). A parameter\n"
   "no run's time depends on (attn_eff under eager attention), one the runs cannot tell\n"
   "from one fitted before it (align_eff when every run is misaligned) and any beyond as\n"
   "many as the runs are left as they were, the reason printed. The reserve (reserved_gib)\n"
@@ -48,7 +53,7 @@ static const char help[] =
 
 #define GIB 1073741824.0
 
-typedef struct calibrate_opts { const char *runs, *params; int json; } calibrate_opts;
+typedef struct calibrate_opts { const char *runs, *params, *profile_out; int json; } calibrate_opts;
 
 static const cli_flag flags[] = {
   { .name = "runs", .arg = "RUNS.json", CLI_OWN_TEXT(calibrate_opts, runs), .positional = 1,
@@ -60,6 +65,10 @@ static const cli_flag flags[] = {
   { .name = "json", CLI_OWN_SWITCH(calibrate_opts, json),
     .help = "print the fit as JSON" },
   CLI_FLAG_OUT,
+  { .name = "profile-out", .arg = "FILE", CLI_OWN_TEXT(calibrate_opts, profile_out),
+    .file = CLI_FILE_OUT,
+    .help = "write the calibrated profile (profile_scale fitted: the runs' profile, its "
+            "seconds scaled)" },
 };
 
 static int check(cli_ctx *c)
@@ -131,6 +140,9 @@ static int run(cli_ctx *c)
   hp_diag d;
   hp_err err;
   int rc = EXIT_OK_;
+  char date[32];
+  time_t now = time(NULL);
+  struct tm tmv;
   cli_diag_init(&d);
   if ((err = hp_calib_load(o->runs, c->core.cluster,
                            c->core.framework ? hp_framework_parse(c->core.framework) : -1, &cb, &d)) ||
@@ -147,18 +159,36 @@ static int run(cli_ctx *c)
   } else {
     print_text(stdout, cb);
   }
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tmv));
   if (c->core.out) {
-    char date[32], *text = NULL;
-    time_t now = time(NULL);
-    struct tm tmv;
-    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tmv));
+    char *text = NULL;
     if ((err = hp_calib_cluster_json(cb, o->runs, date, &text, &d))) {
       rc = cli_fail(&d, err);
       goto done;
     }
     rc = cli_write(c->core.out, text);
     free(text);
-    if (!rc && !o->json) fprintf(stderr, "hetplan: calibrated cluster written to %s\n", c->core.out);
+    if (rc) goto done;
+    if (!o->json) fprintf(stderr, "hetplan: calibrated cluster written to %s\n", c->core.out);
+  }
+  if (o->profile_out && hp_calib_profile_fitted(cb)) {
+    char *text = NULL;
+    if ((err = hp_calib_profile_json(cb, o->runs, date, &text, &d))) {
+      rc = cli_fail(&d, err);
+      goto done;
+    }
+    rc = cli_write(o->profile_out, text);
+    free(text);
+    if (rc) goto done;
+    if (!o->json) fprintf(stderr, "hetplan: calibrated profile written to %s\n", o->profile_out);
+  } else if (o->profile_out) {
+    fprintf(stderr, "hetplan: note: no profile_scale was fitted (no run's time comes from a "
+            "measured profile, or --params leaves it out): %s not written\n", o->profile_out);
+  } else if (hp_calib_profile_fitted(cb)) {
+    /* the cluster holds no profile scale: without this the fit would be lost unsaid */
+    fprintf(stderr, "hetplan: note: profile_scale was fitted but the calibrated cluster does "
+            "not hold it: give --profile-out FILE to write the profile %s scaled\n",
+            cb->profile_path);
   }
 done:
   hp_calib_destroy(&cb);

@@ -20,7 +20,7 @@
 
 static hp_fit_param shape_row(const hp_shape_param *q, int by_default)
 {
-  return (hp_fit_param){ q->name, q->lo > LOG_FLOOR ? q->lo : LOG_FLOOR, q->hi, q, by_default };
+  return (hp_fit_param){ q->name, q->lo > LOG_FLOOR ? q->lo : LOG_FLOOR, q->hi, q, by_default, 0 };
 }
 
 /* gemm_eff and the efficiency first: each is a type's overall scale (the shape model's,
@@ -33,20 +33,26 @@ int hp_calib_params(hp_fit_param *out)
   const hp_shape_param *q = hp_shape_params(&ns);
   const hp_shape_param *g = hp_shape_param_find("gemm_eff"), *a = hp_shape_param_find("align_eff");
   out[n++] = shape_row(g, 1);
-  out[n++] = (hp_fit_param){ "efficiency", 0.01, 1.0, NULL, 1 };
+  out[n++] = (hp_fit_param){ "efficiency", 0.01, 1.0, NULL, 1, 0 };
   out[n++] = shape_row(a, 1);
-  for (int i = 0; i < ns && n < HP_CALIB_MAX_PARAMS; i++)
+  for (int i = 0; i < ns && n < HP_CALIB_MAX_PARAMS - 1; i++)
     if (q[i].fittable && &q[i] != g && &q[i] != a) out[n++] = shape_row(&q[i], 0);
+  /* last: the runs scored from a profile move with nothing above (Aceso's runtime runs
+   * 1.08x the Sailor profile it is scored with); [0.25, 4]: a profile off by more is a
+   * profile of other hardware or software, to re-measure */
+  out[n++] = (hp_fit_param){ "profile_scale", 0.25, 4.0, NULL, 1, 1 };
   return n;
 }
 
 double hp_calib_param_get(const hp_fit_param *q, const hp_devtype *t)
 {
+  if (q->measured) return 1;
   return q->shape ? hp_shape_get(&t->shape, q->shape) : t->eff;
 }
 
 void hp_calib_param_set(const hp_fit_param *q, hp_devtype *t, double v)
 {
+  if (q->measured) return;
   if (q->shape) hp_shape_set(&t->shape, q->shape, v);
   else t->eff = v;
 }
@@ -59,7 +65,7 @@ hp_err hp_calib_parse_params(const char *list, unsigned char *fit, hp_diag *d)
   size_t len = 0;
   memset(fit, 0, HP_CALIB_MAX_PARAMS);
   for (int i = 0; i < n; i++) {
-    fit[i] = list ? 0 : (unsigned char)t[i].by_default;
+    fit[i] = list ? 0 : t[i].by_default ? 2 : 0;
     len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", t[i].name);
     if (len >= sizeof names) len = sizeof names - 1;
   }
@@ -239,6 +245,33 @@ done:
   return err;
 }
 
+/* profile_scale's floor per calibrated type over the runs, and the profile file they
+ * share (or a second one). */
+static hp_err profile_state(hp_calib *c, hp_diag *d)
+{
+  int nt = c->cluster->n_types;
+  if (!(c->scale_lo = hp__calloc((size_t)nt, sizeof *c->scale_lo)))
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  for (int k = 0; k < nt; k++) c->scale_lo[k] = -1;
+  for (int i = 0; i < c->n_runs; i++) {
+    const hp_calib_run *r = &c->runs[i];
+    const hp_profile *pr = r->prob->profile;
+    char *abs;
+    if (!pr) continue;
+    for (int q = 0; q < r->prob->cluster->n_types; q++) {
+      int k = r->type_map[q];
+      double f = k >= 0 ? hp_problem_profile_scale_floor(r->prob, q) : -1;
+      if (k >= 0 && f > c->scale_lo[k]) c->scale_lo[k] = f;
+    }
+    if (!pr->path || c->profile_other) continue;
+    if (!(abs = hp__abs_path(pr->path))) return hp_fail(d, HP_NOMEM, "out of memory");
+    if (!c->profile_path) c->profile_path = abs;
+    else if (strcmp(abs, c->profile_path)) c->profile_other = abs;
+    else free(abs);
+  }
+  return HP_OK;
+}
+
 hp_err hp_calib_load(const char *runs_path, const char *cluster_path, int framework,
                      hp_calib **out, hp_diag *d)
 {
@@ -315,6 +348,7 @@ hp_err hp_calib_load(const char *runs_path, const char *cluster_path, int framew
       }
     }
   }
+  HP_TRY(profile_state(c, d));
   *out = c;
   c = NULL;
 done:
@@ -338,6 +372,9 @@ void hp_calib_destroy(hp_calib **pc)
   }
   free(c->runs);
   free(c->values);
+  free(c->scale_lo);
+  free(c->profile_path);
+  free(c->profile_other);
   hp_cluster_destroy(&c->cluster);
   free(c->cluster_path);
   free(c);
@@ -351,7 +388,17 @@ typedef struct fit_var { int type, param; } fit_var;
  * the type's entry has a "shape". */
 static int applies(const hp_calib *c, int k, int p)
 {
+  if (c->params[p].measured) return c->scale_lo[k] >= 0;
   return !c->params[p].shape || c->cluster->types[k].shape.given;
+}
+
+/* Variable v's lower bound: its parameter's, and for profile_scale no scale that would
+ * put a measured time below its FLOPs at the type's peak (the written profile would be
+ * refused). */
+static double var_lo(const hp_calib *c, const fit_var *v)
+{
+  const hp_fit_param *pt = &c->params[v->param];
+  return pt->measured && c->scale_lo[v->type] > pt->lo ? c->scale_lo[v->type] : pt->lo;
 }
 
 /* Sets variable v to x in every run's problem; the shape model's series of the runs it
@@ -365,7 +412,8 @@ static void apply(hp_calib *c, const fit_var *v, double x)
     int touched = 0;
     for (int k = 0; k < cl->n_types; k++)
       if (c->runs[i].type_map[k] == v->type) {
-        hp_calib_param_set(pt, &cl->types[k], x);
+        if (pt->measured) hp_problem_scale_profile(c->runs[i].prob, k, x);
+        else hp_calib_param_set(pt, &cl->types[k], x);
         touched = 1;
       }
     if (touched && pt->shape) c->runs[i].shape_stale = 1;
@@ -430,7 +478,7 @@ static hp_err effect(hp_calib *c, const unsigned char *in, const fit_var *v, dou
                      const double *r0, double *col, hp_diag *d)
 {
   const hp_fit_param *pt = &c->params[v->param];
-  double y = x * 0.9 >= pt->lo ? x * 0.9 : x * 1.1 <= pt->hi ? x * 1.1 : pt->lo;
+  double lo = var_lo(c, v), y = x * 0.9 >= lo ? x * 0.9 : x * 1.1 <= pt->hi ? x * 1.1 : lo;
   hp_err err = HP_OK;
   apply(c, v, y);
   for (int i = 0; i < c->n_runs && !err; i++) {
@@ -461,7 +509,7 @@ static hp_err golden(hp_calib *c, const unsigned char *in, const fit_var *v, dou
 {
   const hp_fit_param *pt = &c->params[v->param];
   const double g = (sqrt(5.0) - 1) / 2;
-  double a = log(pt->lo), b = log(pt->hi), u1 = b - g * (b - a), u2 = a + g * (b - a), f1, f2;
+  double a = log(var_lo(c, v)), b = log(pt->hi), u1 = b - g * (b - a), u2 = a + g * (b - a), f1, f2;
   double best = *x, fbest = *fx;
   hp_err err;
   apply(c, v, exp(u1));
@@ -572,7 +620,7 @@ static hp_err gauss_newton(hp_calib *c, const unsigned char *in, const fit_var *
         for (int i = 0; i < n; i++) A[j * nv + k] += J[i * nv + j] * J[i * nv + k];
       }
       /* free: it moves the runs, and no bound stops the way the gradient points */
-      if (A[j * nv + j] > 0 && !(u[j] <= log(pt->lo) && g[j] > 0) &&
+      if (A[j * nv + j] > 0 && !(u[j] <= log(var_lo(c, &vars[j])) && g[j] > 0) &&
           !(u[j] >= log(pt->hi) && g[j] < 0))
         fr[m++] = j;
     }
@@ -588,8 +636,8 @@ static hp_err gauss_newton(hp_calib *c, const unsigned char *in, const fit_var *
       memcpy(un, u, (size_t)nv * sizeof *u);
       for (int a = 0; a < m; a++) {
         const hp_fit_param *pt = &c->params[vars[fr[a]].param];
-        double v = u[fr[a]] + z[a];
-        un[fr[a]] = v < log(pt->lo) ? log(pt->lo) : v > log(pt->hi) ? log(pt->hi) : v;
+        double v = u[fr[a]] + z[a], lo = log(var_lo(c, &vars[fr[a]]));
+        un[fr[a]] = v < lo ? lo : v > log(pt->hi) ? log(pt->hi) : v;
       }
       step = 0;
       for (int j = 0; j < nv; j++) step = fmax(step, fabs(un[j] - u[j]));
@@ -686,6 +734,7 @@ static int runs_using(const hp_calib *c, const unsigned char *in, int k)
  * has do not use it. */
 static const char *unused(const hp_fit_param *q)
 {
+  if (q->measured) return "the runs' plans use none of its measured layer times";
   if (!q->shape) return "the shape model times the type's layers: its efficiency is unused";
   if (!strcmp(q->name, "align_eff")) return "every GEMM of the runs is aligned";
   if (!strcmp(q->name, "attn_eff")) return "the attention is eager, or its heads are narrower than 64";
@@ -809,6 +858,19 @@ hp_err hp_calib_fit(hp_calib *c, hp_diag *d)
   in = hp__calloc((size_t)n, 1);
   used = hp__calloc((size_t)nt, sizeof *used);
   memruns = hp__calloc((size_t)nt, sizeof *memruns);
+  /* one profile scaled: a scale fitted across two profiles would belong to neither file */
+  for (int p = 0; p < np; p++)
+    if (pt[p].measured && c->fit[p] && c->profile_other) {
+      if (c->fit[p] == 1)
+        return hp_fail(d, HP_INVAL, "--params %s: the runs use different profile files ('%s', "
+                       "'%s'): profile_scale scales one profile: calibrate the runs of each "
+                       "profile apart, or leave profile_scale out of --params", pt[p].name,
+                       c->profile_path, c->profile_other);
+      hp_warn(d, "profile_scale not fitted: the runs use different profile files ('%s', '%s'); "
+              "calibrate the runs of each profile apart to fit it", c->profile_path,
+              c->profile_other);
+      c->fit[p] = 0;
+    }
   free(c->values);
   c->values = hp__calloc((size_t)(nt * (np + 1)), sizeof *c->values);
   if (!start || !x || !xv || !why || !vars || !res0 || !res || !in || !used || !memruns || !c->values) {
@@ -1016,6 +1078,80 @@ hp_err hp_calib_cluster_json(const hp_calib *c, const char *runs_name, const cha
     cJSON_AddNumberToObject(loo, "memory_mae", c->loo_mem_mae);
     cJSON_AddNumberToObject(loo, "memory_worst", c->loo_mem_worst);
   }
+  if (!(*out = cJSON_Print(root))) goto oom;
+  err = HP_OK;
+  goto done;
+oom:
+  err = hp_fail(d, HP_NOMEM, "out of memory");
+done:
+  cJSON_Delete(root);
+  free(text);
+  return err;
+}
+
+int hp_calib_profile_fitted(const hp_calib *c)
+{
+  for (int v = 0; v < c->n_values; v++)
+    if (c->values[v].fitted && !strcmp(c->values[v].param, "profile_scale")) return 1;
+  return 0;
+}
+
+/* The fitted scale of the profile's type `name`, 0 where none was fitted. */
+static double fitted_scale(const hp_calib *c, const char *name)
+{
+  for (int v = 0; v < c->n_values; v++) {
+    const hp_calib_value *cv = &c->values[v];
+    if (cv->fitted && !strcmp(cv->param, "profile_scale") &&
+        !strcmp(c->cluster->types[cv->type].name, name))
+      return cv->after;
+  }
+  return 0;
+}
+
+hp_err hp_calib_profile_json(const hp_calib *c, const char *runs_name, const char *date,
+                             char **out, hp_diag *d)
+{
+  ju_ctx jc = { c->profile_path, d };
+  char *text = NULL;
+  cJSON *root = NULL, *times, *it, *cal, *arr, *loo;
+  hp_err err;
+  *out = NULL;
+  if (!c->profile_path || !hp_calib_profile_fitted(c))
+    return hp_fail(d, HP_INVAL, "calibrate: no profile_scale was fitted: no calibrated profile "
+                   "to write");
+  HP_TRY(hp_read_file(c->profile_path, &text, d));
+  HP_TRY(ju_parse(&jc, text, &root));
+  times = cJSON_GetObjectItemCaseSensitive(root, "layer_times");
+  /* every entry of a fitted type, those the runs did not use too: the scale is the
+   * type's (its clock, its software), not one layer's */
+  cJSON_ArrayForEach(it, times) {
+    const cJSON *ty = cJSON_GetObjectItemCaseSensitive(it, "type");
+    cJSON *sec = cJSON_GetObjectItemCaseSensitive(it, "seconds");
+    double f = cJSON_IsString(ty) ? fitted_scale(c, ty->valuestring) : 0;
+    if (f > 0 && cJSON_IsNumber(sec) && !set_number(it, "seconds", sec->valuedouble * f))
+      goto oom;
+  }
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "calibrated");
+  if (!(cal = cJSON_AddObjectToObject(root, "calibrated"))) goto oom;
+  cJSON_AddStringToObject(cal, "runs", runs_name ? runs_name : "");
+  cJSON_AddStringToObject(cal, "date", date ? date : "");
+  cJSON_AddNumberToObject(cal, "n_runs", c->n_runs);
+  if (!(arr = cJSON_AddArrayToObject(cal, "profile_scale"))) goto oom;
+  for (int v = 0; v < c->n_values; v++) {
+    const hp_calib_value *cv = &c->values[v];
+    cJSON *o;
+    if (strcmp(cv->param, "profile_scale")) continue;
+    if (!(o = cJSON_CreateObject())) goto oom;
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "type", c->cluster->types[cv->type].name);
+    cJSON_AddNumberToObject(o, "before", cv->before);
+    cJSON_AddNumberToObject(o, "after", cv->after);
+    cJSON_AddBoolToObject(o, "fitted", cv->fitted);
+    if (!cv->fitted) cJSON_AddStringToObject(o, "why_not", cv->why);
+  }
+  if (!(loo = cJSON_AddObjectToObject(cal, "leave_one_out"))) goto oom;
+  cJSON_AddNumberToObject(loo, "time_mae", c->loo_time_mae);
+  cJSON_AddNumberToObject(loo, "time_worst", c->loo_time_worst);
   if (!(*out = cJSON_Print(root))) goto oom;
   err = HP_OK;
   goto done;

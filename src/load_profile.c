@@ -11,7 +11,7 @@
 static const char *const profile_keys[] = {
   "version", "source", "notes", "device_types", "layer_times", "bandwidth_matrix",
   "collectives", "layer_fits", "collective_fits", "model", "kinds", "gpus",
-  "sequence_parallel", NULL };
+  "sequence_parallel", "calibrated", NULL };
 static const char *const kind_keys[] = {
   "params", "flops", "hidden", "heads", "kv_heads", "ffn", "seq", "dtype", NULL };
 static const char *const gpu_keys[] = { "name", "dtype", NULL };

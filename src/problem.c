@@ -291,6 +291,22 @@ done:
   return err;
 }
 
+/* The largest F / t_l of kind's layers at tp, F the FLOPs the kind was measured for (its
+ * shape record), else the layer's own: what one sample of the kind costs one GPU. */
+static double kind_flops_per_rank(const hp_problem *p, const char *kind, int tp)
+{
+  const hp_profile_kind *k = find_kind(p->profile, kind);
+  double per_rank = 0;
+  for (int l = 0; l < p->model->n_layers; l++) {
+    const hp_layer *ly = &p->model->layers[l];
+    double f;
+    if (strcmp(ly->kind, kind)) continue;
+    f = (k && k->flops >= 0 ? k->flops : ly->flops) / (ly->splittable ? tp : 1);
+    if (f > per_rank) per_rank = f;
+  }
+  return per_rank;
+}
+
 /* Every measured time of a group (kind, type, tp), entries order[from..to), against the
  * least time its layers' FLOPs take at the type's peak: F mbs / (t_l peak), F the FLOPs
  * the kind was measured for (its shape record), else the largest of the model's layers
@@ -298,19 +314,10 @@ done:
 static hp_err check_peak(const hp_problem *p, const keyed *order, int from, int to, hp_diag *d)
 {
   const hp_profile *pr = p->profile;
-  const hp_model *m = p->model;
   const hp_measure *a = order[from].m;
   const hp_devtype *ty = &p->cluster->types[a->type];
-  const hp_profile_kind *k = find_kind(pr, a->kind);
   double peak = hp_shape_peak(p, a->type);   /* tflops, tflops_fp8 for an fp8 model */
-  double per_rank = 0;   /* largest F / t_l of the kind's layers */
-  for (int l = 0; l < m->n_layers; l++) {
-    const hp_layer *ly = &m->layers[l];
-    double f;
-    if (strcmp(ly->kind, a->kind)) continue;
-    f = (k && k->flops >= 0 ? k->flops : ly->flops) / (ly->splittable ? a->tp : 1);
-    if (f > per_rank) per_rank = f;
-  }
+  double per_rank = kind_flops_per_rank(p, a->kind, a->tp);   /* largest F / t_l */
   for (int q = from; q < to; q++) {
     const hp_measure *e = order[q].m;
     double least = per_rank * e->mbs / peak;
@@ -573,6 +580,50 @@ void hp_problem_refresh_shape(hp_problem *p, int only_tp)
       }
     }
   }
+}
+
+/* The measured series point that profile entry ms feeds (its group's series, the index of
+ * its mbs), NULL where it feeds none (a type the cluster lacks, a tp no node holds, a kind
+ * no layer has). */
+static double *measured_point(const hp_problem *p, const hp_measure *ms)
+{
+  hp_series *sr = NULL;
+  if (ms->type < 0 || ms->tp > p->max_tp || !p->series) return NULL;
+  for (int l = 0; l < p->model->n_layers && !sr; l++)
+    if (!strcmp(p->model->layers[l].kind, ms->kind)) {
+      sr = p->series[hp__series_index(p, l, ms->type, ms->tp)];
+      if (!sr || sr->shape) return NULL;
+    }
+  for (int i = 0; sr && i < sr->n; i++)
+    if (sr->mbs[i] == ms->mbs) return &sr->seconds[i];
+  return NULL;
+}
+
+void hp_problem_scale_profile(hp_problem *p, int type, double scale)
+{
+  if (!p->profile) return;
+  /* from the profile's own seconds, in file order: a later duplicate wins, as it did when
+   * the series were built, and a scale set twice does not compound */
+  for (int i = 0; i < p->profile->n_measures; i++) {
+    const hp_measure *ms = &p->profile->measures[i];
+    double *sec;
+    if (ms->type != type || !(sec = measured_point(p, ms))) continue;
+    *sec = ms->seconds * scale;
+  }
+}
+
+double hp_problem_profile_scale_floor(const hp_problem *p, int type)
+{
+  double floor = -1;
+  if (!p->profile) return -1;
+  for (int i = 0; i < p->profile->n_measures; i++) {
+    const hp_measure *ms = &p->profile->measures[i];
+    double least;
+    if (ms->type != type || !measured_point(p, ms)) continue;
+    least = kind_flops_per_rank(p, ms->kind, ms->tp) * ms->mbs / hp_shape_peak(p, type);
+    if (least / ms->seconds > floor) floor = least / ms->seconds;
+  }
+  return floor;
 }
 
 /* An fp8 model needs every device type's FP8 peak. */

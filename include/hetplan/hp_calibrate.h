@@ -15,14 +15,17 @@
 
 /* A device-type parameter the time fit may move: its cluster-file key, its bounds (the
  * fit works in log space, so lo > 0), and where it lives on a type: one of the shape
- * model's constants (hp_shape.h; the key is in the type's "shape" object) or, with
- * shape NULL, the efficiency (the FLOPs path's scale: explicit-layer models, types
- * without "shape"). by_default: fitted unless a list names the parameters to fit. */
+ * model's constants (hp_shape.h; the key is in the type's "shape" object), with shape
+ * NULL the efficiency (the FLOPs path's scale: explicit-layer models, types without
+ * "shape"), or with `measured` the profile's scale (profile_scale: every measured layer
+ * time of the type times it, hp_problem_scale_profile; written to a calibrated profile,
+ * not the cluster). by_default: fitted unless a list names the parameters to fit. */
 typedef struct hp_fit_param {
   const char *name;
   double lo, hi;
   const hp_shape_param *shape;
   int by_default;
+  int measured;
 } hp_fit_param;
 
 #define HP_CALIB_MAX_PARAMS 16
@@ -31,13 +34,18 @@ typedef struct hp_fit_param {
 /* Fills out[] with the table, in the order the fit takes the parameters up, and returns
  * its length (<= HP_CALIB_MAX_PARAMS): gemm_eff, efficiency (a type's overall scale: the
  * one or the other sets it), align_eff, then the shape model's other fittable constants
- * in its table's order (attn_eff, attn_eff64, mem_eff, launch_us). By default gemm_eff,
- * efficiency and align_eff: a handful of runs pins two scales a type, not six. */
+ * in its table's order (attn_eff, attn_eff64, mem_eff, launch_us), then profile_scale
+ * (range [0.25, 4], its floor per type from the peak rule). By default gemm_eff,
+ * efficiency, align_eff and profile_scale: a handful of runs pins two scales a type, not
+ * six (profile_scale moves only runs with measured layer times). */
 int hp_calib_params(hp_fit_param *out);
+/* A type's value of the parameter; profile_scale lives on the problem, not the type: 1
+ * (a profile as loaded is its own scale), and set leaves the type alone. */
 double hp_calib_param_get(const hp_fit_param *q, const hp_devtype *t);
 void hp_calib_param_set(const hp_fit_param *q, hp_devtype *t, double v);
 /* Which parameters to fit, from a comma-separated list of the table's names (`--params`;
- * "all": every one; NULL: the defaults) into fit[HP_CALIB_MAX_PARAMS] (1: fit it).
+ * "all": every one; NULL: the defaults) into fit[HP_CALIB_MAX_PARAMS] (1: fit it, named;
+ * 2: fit it, by default; 0: not).
  * HP_INVAL naming the list and the names it may hold: an unknown name, a shape constant
  * that is a datasheet or kernel-design figure (sms, tile_m, tile_n, align), an empty list. */
 hp_err hp_calib_parse_params(const char *list, unsigned char *fit, hp_diag *d);
@@ -111,6 +119,11 @@ typedef struct hp_calib {
   int n_mem;               /* runs with measured memory */
   double loo_mem_mae, loo_mem_worst;
   int loo_mem_worst_run;   /* -1 without memory */
+  double *scale_lo;        /* [the cluster's n_types] profile_scale's floor per type (the
+                            * peak rule, hp_problem_profile_scale_floor, over the runs);
+                            * -1 where no run has a measured time of the type */
+  char *profile_path;      /* the profile the runs share (of those with one), NULL if none */
+  char *profile_other;     /* a second profile file some run uses, NULL if they share one */
 } hp_calib;
 
 /* Reads a runs file (formats.md "Runs"): every run's plan is loaded with the files its
@@ -125,12 +138,23 @@ hp_err hp_calib_load(const char *runs_path, const char *cluster_path, int framew
 /* Fits the parameters c->fit names (bounded: HP_CALIB_GOLDEN_STEPS, HP_CALIB_MAX_ITER)
  * and fills the before/after figures and the leave-one-out errors. Shape constants are
  * fitted for the types whose calibrated-cluster entry has a "shape"; after each change
- * every run's problem is refreshed (hp_problem_refresh_shape). Deterministic. */
+ * every run's problem is refreshed (hp_problem_refresh_shape). profile_scale is fitted for
+ * the types with measured layer times, from 1, above its floor; HP_INVAL when the runs use
+ * different profile files and --params names it (by default it is then left out, the
+ * reason given). Deterministic. */
 hp_err hp_calib_fit(hp_calib *c, hp_diag *d);
 /* The calibrated cluster file: the input file's JSON with every key kept, the fitted
  * figures replaced, and a "calibrated" block (the runs file's name, `date`, the
  * parameters before and after, the leave-one-out errors). *out is malloc'd. */
 hp_err hp_calib_cluster_json(const hp_calib *c, const char *runs_name, const char *date,
+                             char **out, hp_diag *d);
+/* Whether profile_scale was fitted on some type (a calibrated profile to write). */
+int hp_calib_profile_fitted(const hp_calib *c);
+/* The calibrated profile file: the runs' shared profile's JSON with every key kept, each
+ * fitted type's layer_times seconds times its scale, and a "calibrated" block (the runs
+ * file's name, `date`, the scale per type before and after, the leave-one-out errors).
+ * HP_INVAL without a fitted profile_scale. *out is malloc'd. */
+hp_err hp_calib_profile_json(const hp_calib *c, const char *runs_name, const char *date,
                              char **out, hp_diag *d);
 /* The fit as JSON (what `calibrate --json` prints): "runs" (measured, before, after,
  * leave-one-out; seconds and GiB), "parameters", "leave_one_out". *out is malloc'd. */

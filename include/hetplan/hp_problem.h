@@ -295,6 +295,15 @@ void hp_problem_destroy(hp_problem **p);
  * that tp (all a fit over plans of one tp needs); 0: every tp. Cheap: types x tp x 4
  * series of up to 64 micro-batch sizes, hp_shape_layer_time at each. */
 void hp_problem_refresh_shape(hp_problem *p, int only_tp);
+/* Sets the measured layer times of device type `type` (the series built from the profile,
+ * never the shape model's) to `scale` times the profile's seconds, in place: what a fit of
+ * the profile's scale per type (hetplan calibrate's profile_scale) calls. The profile's
+ * entries are left as loaded, so each call scales from them (scale 1 restores them). */
+void hp_problem_scale_profile(hp_problem *p, int type, double scale);
+/* The least scale of type `type`'s measured times that keeps each at or above what its
+ * layers' FLOPs take at the type's peak (cost-model.md 7.4, checked when binding; at most
+ * 1 for a problem that bound); -1 where the type has no measured time in use. */
+double hp_problem_profile_scale_floor(const hp_problem *p, int type);
 
 /* --- Copies and "what if" edits (copy.c): what re-planning on a changed cluster needs.
  * Each returns a deep copy owned by the caller. */

@@ -54,11 +54,13 @@ static void write_file(const char *path, const char *text)
 /* One run to make: the model (text) and the plan (its JSON without the closing brace). */
 typedef struct run_spec { const char *model, *plan; } run_spec;
 
-/* Writes the models, the start cluster, the plans and a runs file into a fresh folder; the
- * measured times and memory are the evaluator's under the `truth` cluster (gbs 8), times
- * scaled by noise[i] (NULL: none). Returns the runs file's path (static). */
-static const char *make_runs_of(const run_spec *rs, int n, const char *truth, const char *start,
-                                const double *noise, int with_mem)
+/* Writes the models, the start cluster (and start profile), the plans and a runs file into
+ * a fresh folder; the measured times and memory are the evaluator's under the `truth`
+ * cluster (with the `truth_prof` profile text; NULL: none) (gbs 8), times scaled by
+ * noise[i] (NULL: none). Returns the runs file's path (static). */
+static const char *make_runs_prof(const run_spec *rs, int n, const char *truth,
+                                  const char *start, const double *noise, int with_mem,
+                                  const char *truth_prof, const char *start_prof)
 {
   static char dir[64], runs[128];
   char path[160], text[8192];
@@ -67,11 +69,15 @@ static const char *make_runs_of(const run_spec *rs, int n, const char *truth, co
   if (!mkdtemp(dir)) { perror("mkdtemp"); exit(3); }
   snprintf(path, sizeof path, "%s/start.cluster.json", dir);
   write_file(path, start);
+  if (start_prof) {
+    snprintf(path, sizeof path, "%s/start.profile.json", dir);
+    write_file(path, start_prof);
+  }
   snprintf(runs, sizeof runs, "%s/runs.json", dir);
   len = (size_t)snprintf(text, sizeof text, "{ \"runs\": [");
   for (int i = 0; i < n; i++) {
     char plan[1024];
-    hp_problem *p = fx_problem(rs[i].model, truth, NULL, 8, HP_1F1B);
+    hp_problem *p = fx_problem(rs[i].model, truth, truth_prof, 8, HP_1F1B);
     hp_plan *pl;
     hp_eval e = {0};
     hp_diag d = {0};
@@ -83,7 +89,8 @@ static const char *make_runs_of(const run_spec *rs, int n, const char *truth, co
     if (hp_evaluate(p, pl, &e, &d)) { fprintf(stderr, "%s\n", d.msg); exit(3); }
     for (int dv = 0; dv < e.n_devices; dv++) if (e.mem[dv] > peak) peak = e.mem[dv];
     snprintf(plan, sizeof plan, "%s, \"inputs\": { \"model\": \"model%d.json\", \"cluster\": "
-             "\"start.cluster.json\", \"gbs\": 8 } }", rs[i].plan, i);
+             "\"start.cluster.json\", %s\"gbs\": 8 } }", rs[i].plan, i,
+             start_prof ? "\"profile\": \"start.profile.json\", " : "");
     snprintf(path, sizeof path, "%s/plan%d.json", dir, i);
     write_file(path, plan);
     len += (size_t)snprintf(text + len, sizeof text - len, "%s{ \"plan\": \"plan%d.json\", "
@@ -99,6 +106,12 @@ static const char *make_runs_of(const run_spec *rs, int n, const char *truth, co
   snprintf(text + len, sizeof text - len, " ] }");
   write_file(runs, text);
   return runs;
+}
+
+static const char *make_runs_of(const run_spec *rs, int n, const char *truth, const char *start,
+                                const double *noise, int with_mem)
+{
+  return make_runs_prof(rs, n, truth, start, noise, with_mem, NULL, NULL);
 }
 
 /* The tiny model's plans on the tiny cluster. */
@@ -457,21 +470,168 @@ TEST(calibrate_params_list_by_name)
   int n = hp_calib_params(t);
   /* the order: the two overall scales, align_eff, then the shape table's other fittable
    * constants; log-space ranges start above 0 */
-  CHECK_INT(n, 7);
+  CHECK_INT(n, 8);
   CHECK(!strcmp(t[0].name, "gemm_eff") && t[0].shape && t[0].by_default);
   CHECK(!strcmp(t[1].name, "efficiency") && !t[1].shape && t[1].by_default);
   CHECK(!strcmp(t[2].name, "align_eff") && t[2].by_default);
   CHECK(!strcmp(t[3].name, "attn_eff") && !t[3].by_default);
   CHECK(!strcmp(t[6].name, "launch_us") && t[6].lo > 0 && t[6].hi == 1000);
+  CHECK(!strcmp(t[7].name, "profile_scale") && t[7].measured && t[7].by_default);
+  CHECK(t[7].lo == 0.25 && t[7].hi == 4 && !t[7].shape);
   CHECK(hp_calib_parse_params(NULL, fit, &d) == HP_OK);
-  CHECK(fit[0] && fit[1] && fit[2] && !fit[3] && !fit[6]);
+  /* 2: by default (a default profile_scale over two profiles is left out, not refused) */
+  CHECK(fit[0] == 2 && fit[1] == 2 && fit[2] == 2 && !fit[3] && !fit[6] && fit[7] == 2);
   CHECK(hp_calib_parse_params("all", fit, &d) == HP_OK);
   for (int i = 0; i < n; i++) CHECK(fit[i]);
   CHECK(hp_calib_parse_params(" mem_eff,launch_us ", fit, &d) == HP_OK);
-  CHECK(!fit[0] && !fit[1] && fit[5] && fit[6]);
+  CHECK(!fit[0] && !fit[1] && fit[5] == 1 && fit[6] == 1 && !fit[7]);
   CHECK(hp_calib_parse_params("gemm_eff,sms", fit, &d) == HP_INVAL);
   CHECK_CONTAINS(d.msg, "sms is a datasheet or kernel-design figure");
   CHECK(hp_calib_parse_params("gemm", fit, &d) == HP_INVAL);
   CHECK_CONTAINS(d.msg, "'gemm' is not a parameter calibrate fits: expected a comma-separated "
                         "list of: gemm_eff, efficiency, align_eff, attn_eff");
+}
+
+/* A profile of the tiny model's kinds on the fast type only, every seconds times `scale`:
+ * at tp 1 embed 0.02, block 0.1, head 0.05 s a sample, at tp 2 0.012, 0.06, 0.03. Embed's
+ * 1e12 FLOP a sample take 0.01 s at fast's 100 TFLOPS: the least scale is 0.01 / 0.02 =
+ * 0.5 (block: 0.04 / 0.1, 0.02 / 0.06; head: 0.02 / 0.05, 0.01 / 0.03; all below). */
+static char *tiny_profile(double scale)
+{
+  static const char *const kinds[] = { "embed", "block", "head" };
+  static const double per[2][3] = { { 0.02, 0.1, 0.05 }, { 0.012, 0.06, 0.03 } };
+  static char text[4096];
+  size_t len = (size_t)snprintf(text, sizeof text, "{ \"version\": 1, \"notes\": \"kept\", "
+                                "\"layer_times\": [");
+  int first = 1;
+  for (int tp = 1; tp <= 2; tp++)
+    for (int k = 0; k < 3; k++)
+      for (int mbs = 1; mbs <= 2; mbs++) {
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s{ \"kind\": \"%s\", \"type\": "
+                                "\"fast\", \"tp\": %d, \"mbs\": %d, \"seconds\": %.17g }",
+                                first ? "" : ", ", kinds[k], tp, mbs,
+                                per[tp - 1][k] * mbs * scale);
+        first = 0;
+      }
+  snprintf(text + len, sizeof text - len, " ] }");
+  return text;
+}
+
+static const char *make_profiled_runs(double truth_scale, const double *noise)
+{
+  char truth_prof[4096], start_prof[4096];
+  run_spec rs[N_PLANS];
+  snprintf(truth_prof, sizeof truth_prof, "%s", tiny_profile(truth_scale));
+  snprintf(start_prof, sizeof start_prof, "%s", tiny_profile(1));
+  for (int i = 0; i < N_PLANS; i++) rs[i] = (run_spec){ fx_tiny_model, plans[i] };
+  return make_runs_prof(rs, N_PLANS, fx_tiny_cluster, fx_tiny_cluster, noise, 0, truth_prof,
+                        start_prof);
+}
+
+TEST(calibrate_recovers_a_profile_scale_and_writes_the_profile)
+{
+  hp_calib *c = NULL;
+  hp_diag d = {0};
+  const hp_calib_value *v;
+  char *text = NULL, path[256];
+  hp_problem *p;
+  hp_plan *pl;
+  hp_eval e = {0};
+  const char *runs = make_profiled_runs(1.08, NULL);
+  CHECK(hp_calib_load(runs, NULL, -1, &c, &d) == HP_OK);
+  CHECK_NEAR(c->scale_lo[0], 0.5, 1e-12);   /* fast: embed at tp 1 */
+  CHECK(c->scale_lo[1] == -1);              /* slow: nothing measured */
+  CHECK(hp_calib_fit(c, &d) == HP_OK);      /* the default parameters */
+  CHECK((v = value(c, "fast", "profile_scale")) && v->fitted);
+  CHECK_NEAR(v->before, 1, 0);
+  CHECK_NEAR(v->after, 1.08, 1e-6);
+  CHECK(!value(c, "slow", "profile_scale"));   /* no measured time: not listed */
+  CHECK((v = value(c, "slow", "efficiency")) && v->fitted);
+  CHECK_NEAR(v->after, 0.5, 1e-6);
+  CHECK(c->loo_time_worst < 1e-6);
+  CHECK(hp_calib_profile_fitted(c));
+  /* the written profile, with the start cluster, gives time_after */
+  CHECK(hp_calib_profile_json(c, "runs.json", "2024-01-01", &text, &d) == HP_OK);
+  CHECK_CONTAINS(text, "\"notes\":\t\"kept\"");
+  CHECK_CONTAINS(text, "\"calibrated\"");
+  CHECK_CONTAINS(text, "\"profile_scale\"");
+  snprintf(path, sizeof path, "%s.out.profile.json", runs);
+  write_file(path, text);
+  {
+    char *loaded = NULL;
+    CHECK(hp_read_file(path, &loaded, &d) == HP_OK);
+    p = fx_problem(fx_tiny_model, fx_tiny_cluster, loaded, 8, HP_1F1B);
+    free(loaded);
+  }
+  {
+    char plan[1024];
+    snprintf(plan, sizeof plan, "%s }", plans[2]);
+    pl = fx_plan(p, plan);
+  }
+  CHECK(hp_evaluate(p, pl, &e, &d) == HP_OK);
+  CHECK_NEAR(e.iteration_time, c->runs[2].time_after, 1e-12 * e.iteration_time);
+  CHECK_NEAR(e.iteration_time, c->runs[2].time, 1e-6 * e.iteration_time);
+  hp_eval_release(&e);
+  hp_plan_destroy(&pl);
+  hp_problem_destroy(&p);
+  free(text);
+  hp_calib_destroy(&c);
+}
+
+TEST(calibrate_profile_scale_stops_at_the_peak_rule)
+{
+  /* runs at 0.45 of the profile's times: the fit wants 0.45, the peak allows 0.5 */
+  const double noise[N_PLANS] = { 0.45, 0.45, 0.45, 0.45 };
+  hp_calib *c = NULL;
+  hp_diag d = {0};
+  const hp_calib_value *v;
+  char *text = NULL, path[256];
+  hp_profile *pr = NULL;
+  hp_problem *p = NULL;
+  hp_model *m = NULL;
+  hp_cluster *cl = NULL;
+  const char *runs = make_profiled_runs(1, noise);
+  CHECK(hp_calib_load(runs, NULL, -1, &c, &d) == HP_OK);
+  CHECK(hp_calib_parse_params("profile_scale", c->fit, &d) == HP_OK);
+  CHECK(hp_calib_fit(c, &d) == HP_OK);
+  CHECK((v = value(c, "fast", "profile_scale")) && v->fitted);
+  CHECK_NEAR(v->after, 0.5, 1e-12);
+  /* written, it passes the peak check (hp_problem_create refuses a time below it) */
+  CHECK(hp_calib_profile_json(c, "runs.json", "", &text, &d) == HP_OK);
+  snprintf(path, sizeof path, "%s.floor.profile.json", runs);
+  write_file(path, text);
+  CHECK(hp_profile_load(path, &pr, &d) == HP_OK);
+  {
+    char mpath[256], cpath[256];
+    snprintf(mpath, sizeof mpath, "%s.m.json", runs);
+    snprintf(cpath, sizeof cpath, "%s.c.json", runs);
+    write_file(mpath, fx_tiny_model);
+    write_file(cpath, fx_tiny_cluster);
+    CHECK(hp_model_load(mpath, &m, &d) == HP_OK);
+    CHECK(hp_cluster_load(cpath, &cl, &d) == HP_OK);
+  }
+  CHECK(hp_problem_create(&p, m, cl, pr, (hp_job){ .gbs = 8 }, &d) == HP_OK);
+  /* embed at tp 1 now takes exactly its FLOPs at peak: no lower scale left */
+  CHECK_NEAR(hp_problem_profile_scale_floor(p, 0), 1.0, 1e-12);
+  hp_problem_destroy(&p);
+  free(text);
+  hp_calib_destroy(&c);
+}
+
+TEST(problem_scale_profile_does_not_compound)
+{
+  hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, tiny_profile(1), 8, HP_1F1B);
+  double t1, t2;
+  CHECK(hp_layer_time_profiled(p, 0, 0, 1));
+  t1 = hp_layer_time(p, 0, 0, 1, 2, 0, 0);
+  CHECK_NEAR(t1, 0.04, 1e-15);
+  hp_problem_scale_profile(p, 0, 1.5);
+  hp_problem_scale_profile(p, 0, 1.5);
+  t2 = hp_layer_time(p, 0, 0, 1, 2, 0, 0);
+  CHECK_NEAR(t2, 0.06, 1e-15);
+  hp_problem_scale_profile(p, 1, 3);   /* slow: nothing measured, nothing moves */
+  CHECK_NEAR(hp_layer_time(p, 0, 1, 1, 2, 0, 0), 2e12 / (40e12 * 0.5), 1e-15);
+  hp_problem_scale_profile(p, 0, 1);
+  CHECK_NEAR(hp_layer_time(p, 0, 0, 1, 2, 0, 0), 0.04, 1e-15);
+  hp_problem_destroy(&p);
 }
