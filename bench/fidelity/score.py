@@ -162,7 +162,7 @@ def calibrate_cluster(hetplan, calib_rows, workdir):
     """The one place that knows how `hetplan calibrate` is called; adapt it here.
 
     Writes a runs file (each run: its plan file, which names model, cluster, profile and
-    job, and the measured seconds), runs `hetplan calibrate RUNS --cluster C -o OUT` and
+    job, and the measured seconds), runs `hetplan calibrate RUNS --cluster C -o OUT --profile-out P` and
     returns a function that turns a test row's plan into one whose cluster is calibrated:
     the calibrated cluster's device types (efficiency, ...) and its bandwidths, as ratios
     to the calibration rows' cluster, carried over to the test row's own cluster (BLOOM's
@@ -189,8 +189,11 @@ def calibrate_cluster(hetplan, calib_rows, workdir):
             union["device_types"].setdefault(name, t)
     union_path = os.path.join(workdir, "calibrate-types.cluster.json")
     convert.write_json(union_path, union)
+    prof_out = os.path.join(workdir, "calibrated.profile.json")
+    if os.path.exists(prof_out):
+        os.remove(prof_out)
     p = subprocess.run([hetplan, "calibrate", runs_path, "--cluster", union_path,
-                        "-o", out_path], capture_output=True, text=True)
+                        "-o", out_path, "--profile-out", prof_out], capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"hetplan calibrate: exit {p.returncode}: {p.stderr.strip()[-400:]}")
     calibrated = json.load(open(out_path))
@@ -223,6 +226,10 @@ def calibrate_cluster(hetplan, calib_rows, workdir):
         cname = f"calibrated-{row['id']}.cluster.json"
         convert.write_json(os.path.join(d, cname), cl)
         plan["inputs"]["cluster"] = cname
+        # a profile_scale fitted on the calibration rows' profile: the test row's profile
+        # is that same file (calibrate refuses the scale across different profiles)
+        if os.path.exists(prof_out) and plan["inputs"].get("profile"):
+            plan["inputs"]["profile"] = os.path.relpath(prof_out, d)
         ppath = os.path.join(d, f"calibrated-{row['id']}.plan.json")
         convert.write_json(ppath, plan)
         return ppath
