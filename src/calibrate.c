@@ -1023,12 +1023,54 @@ static int set_number(cJSON *o, const char *key, double v)
   return 1;
 }
 
+/* The "calibrated" block of a written file (replacing any): the runs, the date, what was
+ * fitted and the leave-one-out errors. only NULL: a cluster's (every parameter, the
+ * fit's sweeps and iterations, memory's errors); else a profile's (that parameter's values
+ * alone, in an array of its name). NULL out of memory. */
+static cJSON *calibrated_block(cJSON *root, const hp_calib *c, const char *runs_name,
+                               const char *date, const char *only)
+{
+  cJSON *cal, *arr, *loo;
+  cJSON_DeleteItemFromObjectCaseSensitive(root, "calibrated");
+  if (!(cal = cJSON_AddObjectToObject(root, "calibrated"))) return NULL;
+  cJSON_AddStringToObject(cal, "runs", runs_name ? runs_name : "");
+  cJSON_AddStringToObject(cal, "date", date ? date : "");
+  cJSON_AddNumberToObject(cal, "n_runs", c->n_runs);
+  if (!only) {
+    cJSON_AddNumberToObject(cal, "sweeps", c->sweeps);
+    cJSON_AddNumberToObject(cal, "iterations", c->iterations);
+  }
+  if (!(arr = cJSON_AddArrayToObject(cal, only ? only : "parameters"))) return NULL;
+  for (int v = 0; v < c->n_values; v++) {
+    const hp_calib_value *cv = &c->values[v];
+    cJSON *o;
+    if (only && strcmp(cv->param, only)) continue;
+    if (!(o = cJSON_CreateObject())) return NULL;
+    cJSON_AddItemToArray(arr, o);
+    cJSON_AddStringToObject(o, "type", c->cluster->types[cv->type].name);
+    if (!only) cJSON_AddStringToObject(o, "name", cv->param);
+    if (!only && cv->in_shape) cJSON_AddStringToObject(o, "in", "shape");
+    cJSON_AddNumberToObject(o, "before", cv->before);
+    cJSON_AddNumberToObject(o, "after", cv->after);
+    cJSON_AddBoolToObject(o, "fitted", cv->fitted);
+    if (!cv->fitted) cJSON_AddStringToObject(o, "why_not", cv->why);
+  }
+  if (!(loo = cJSON_AddObjectToObject(cal, "leave_one_out"))) return NULL;
+  cJSON_AddNumberToObject(loo, "time_mae", c->loo_time_mae);
+  cJSON_AddNumberToObject(loo, "time_worst", c->loo_time_worst);
+  if (!only && c->n_mem > 0) {
+    cJSON_AddNumberToObject(loo, "memory_mae", c->loo_mem_mae);
+    cJSON_AddNumberToObject(loo, "memory_worst", c->loo_mem_worst);
+  }
+  return cal;
+}
+
 hp_err hp_calib_cluster_json(const hp_calib *c, const char *runs_name, const char *date,
                              char **out, hp_diag *d)
 {
   ju_ctx jc = { c->cluster_path, d };
   char *text = NULL;
-  cJSON *root = NULL, *types, *cal, *arr, *loo;
+  cJSON *root = NULL, *types;
   hp_err err;
   *out = NULL;
   HP_TRY(hp_read_file(c->cluster_path, &text, d));
@@ -1050,34 +1092,7 @@ hp_err hp_calib_cluster_json(const hp_calib *c, const char *runs_name, const cha
     }
     if (!set_number(t, cv->param, cv->after)) goto oom;
   }
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "calibrated");
-  if (!(cal = cJSON_AddObjectToObject(root, "calibrated"))) goto oom;
-  cJSON_AddStringToObject(cal, "runs", runs_name ? runs_name : "");
-  cJSON_AddStringToObject(cal, "date", date ? date : "");
-  cJSON_AddNumberToObject(cal, "n_runs", c->n_runs);
-  cJSON_AddNumberToObject(cal, "sweeps", c->sweeps);
-  cJSON_AddNumberToObject(cal, "iterations", c->iterations);
-  if (!(arr = cJSON_AddArrayToObject(cal, "parameters"))) goto oom;
-  for (int v = 0; v < c->n_values; v++) {
-    const hp_calib_value *cv = &c->values[v];
-    cJSON *o = cJSON_CreateObject();
-    if (!o) goto oom;
-    cJSON_AddItemToArray(arr, o);
-    cJSON_AddStringToObject(o, "type", c->cluster->types[cv->type].name);
-    cJSON_AddStringToObject(o, "name", cv->param);
-    if (cv->in_shape) cJSON_AddStringToObject(o, "in", "shape");
-    cJSON_AddNumberToObject(o, "before", cv->before);
-    cJSON_AddNumberToObject(o, "after", cv->after);
-    cJSON_AddBoolToObject(o, "fitted", cv->fitted);
-    if (!cv->fitted) cJSON_AddStringToObject(o, "why_not", cv->why);
-  }
-  if (!(loo = cJSON_AddObjectToObject(cal, "leave_one_out"))) goto oom;
-  cJSON_AddNumberToObject(loo, "time_mae", c->loo_time_mae);
-  cJSON_AddNumberToObject(loo, "time_worst", c->loo_time_worst);
-  if (c->n_mem > 0) {
-    cJSON_AddNumberToObject(loo, "memory_mae", c->loo_mem_mae);
-    cJSON_AddNumberToObject(loo, "memory_worst", c->loo_mem_worst);
-  }
+  if (!calibrated_block(root, c, runs_name, date, NULL)) goto oom;
   if (!(*out = cJSON_Print(root))) goto oom;
   err = HP_OK;
   goto done;
@@ -1113,7 +1128,7 @@ hp_err hp_calib_profile_json(const hp_calib *c, const char *runs_name, const cha
 {
   ju_ctx jc = { c->profile_path, d };
   char *text = NULL;
-  cJSON *root = NULL, *times, *it, *cal, *arr, *loo;
+  cJSON *root = NULL, *times, *it;
   hp_err err;
   *out = NULL;
   if (!c->profile_path || !hp_calib_profile_fitted(c))
@@ -1131,27 +1146,7 @@ hp_err hp_calib_profile_json(const hp_calib *c, const char *runs_name, const cha
     if (f > 0 && cJSON_IsNumber(sec) && !set_number(it, "seconds", sec->valuedouble * f))
       goto oom;
   }
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "calibrated");
-  if (!(cal = cJSON_AddObjectToObject(root, "calibrated"))) goto oom;
-  cJSON_AddStringToObject(cal, "runs", runs_name ? runs_name : "");
-  cJSON_AddStringToObject(cal, "date", date ? date : "");
-  cJSON_AddNumberToObject(cal, "n_runs", c->n_runs);
-  if (!(arr = cJSON_AddArrayToObject(cal, "profile_scale"))) goto oom;
-  for (int v = 0; v < c->n_values; v++) {
-    const hp_calib_value *cv = &c->values[v];
-    cJSON *o;
-    if (strcmp(cv->param, "profile_scale")) continue;
-    if (!(o = cJSON_CreateObject())) goto oom;
-    cJSON_AddItemToArray(arr, o);
-    cJSON_AddStringToObject(o, "type", c->cluster->types[cv->type].name);
-    cJSON_AddNumberToObject(o, "before", cv->before);
-    cJSON_AddNumberToObject(o, "after", cv->after);
-    cJSON_AddBoolToObject(o, "fitted", cv->fitted);
-    if (!cv->fitted) cJSON_AddStringToObject(o, "why_not", cv->why);
-  }
-  if (!(loo = cJSON_AddObjectToObject(cal, "leave_one_out"))) goto oom;
-  cJSON_AddNumberToObject(loo, "time_mae", c->loo_time_mae);
-  cJSON_AddNumberToObject(loo, "time_worst", c->loo_time_worst);
+  if (!calibrated_block(root, c, runs_name, date, "profile_scale")) goto oom;
   if (!(*out = cJSON_Print(root))) goto oom;
   err = HP_OK;
   goto done;
