@@ -87,6 +87,13 @@ static hp_err read_types(ju_ctx *c, const cJSON *o, hp_cluster *cl)
     }
     if (cJSON_GetObjectItemCaseSensitive(it, "tflops_fp8")) {   /* dense FP8 peak */
       if ((err = ju_num(c, it, p, "tflops_fp8", 1, 0, 0, 1, &t->peak_fp8))) return err;
+      /* fp8 runs the same tensor cores at least as fast: a figure below the 16-bit one is
+       * a sparse/dense or column mix-up, and would slow an fp8 model and lower its MFU's
+       * peak without a word */
+      if (t->peak_fp8 < tf)
+        return hp_fail(c->d, HP_PARSE, "%s: %s.tflops_fp8: %g is below tflops %g: give the "
+                       "dense FP8 peak (at least the 16-bit one; H100 SXM: 1979 against 989), "
+                       "or leave the key out", c->file, p, t->peak_fp8, tf);
       t->peak_fp8 *= 1e12;
     }
     if ((err = read_shape(c, it, p, t))) return err;

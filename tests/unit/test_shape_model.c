@@ -291,6 +291,12 @@ TEST(shape_inputs_refused_with_the_fix)
   CHECK_CONTAINS(fx_cluster_error(
     "{ \"device_types\": { \"g\": { \"mem_gib\": 8, \"tflops\": 1, \"shape\": {} } }, "
     "\"nodes\": [ { \"name\": \"n\", \"type\": \"g\", \"gpus\": 1 } ] }"), "add \"hbm_gbs\"");
+  /* an fp8 peak below the 16-bit one (sparse/dense or columns mixed up) would slow an fp8
+   * model and lower its MFU's peak without a word */
+  CHECK_CONTAINS(fx_cluster_error(
+    "{ \"device_types\": { \"g\": { \"mem_gib\": 8, \"tflops\": 989, \"tflops_fp8\": 500 } }, "
+    "\"nodes\": [ { \"name\": \"n\", \"type\": \"g\", \"gpus\": 1 } ] }"),
+    "device_types.g.tflops_fp8: 500 is below tflops 989");
 }
 
 TEST(shape_params_table_by_name)
