@@ -3,6 +3,7 @@
  * memory) measured on it, prints each run before and after with the leave-one-out error,
  * and writes the calibrated cluster file (docs/calibrate.md). */
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -133,6 +134,31 @@ static void print_text(FILE *f, const hp_calib *cb)
       fprintf(f, "note: run %d's plan does not fit in memory with the fitted figures\n", i);
 }
 
+/* Whether output `out` is a file the runs led calibrate to read (a run's plan, the cluster
+ * calibrated, the runs' profile): the flags' own check (cli_check_outputs) sees only files
+ * named on the command line, and writing one of these would replace a plan or the measured
+ * profile with the calibrated figures. Names it in the message; 1 if so. */
+static int overwrites_input(const char *flag, const char *out, const hp_calib *cb)
+{
+  struct stat so, si;
+  const char *what = NULL, *path = NULL;
+  if (!out || stat(out, &so) != 0 || !S_ISREG(so.st_mode)) return 0;
+  for (int i = 0; i <= cb->n_runs + 2 && !what; i++) {
+    const char *q = i < cb->n_runs ? cb->runs[i].plan
+                    : i == cb->n_runs ? cb->cluster_path
+                    : i == cb->n_runs + 1 ? cb->profile_path : cb->profile_other;
+    if (q && stat(q, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+      what = i < cb->n_runs ? "a run's plan" : i == cb->n_runs ? "the cluster calibrated"
+             : "the runs' profile";
+      path = q;
+    }
+  }
+  if (!what) return 0;
+  fprintf(stderr, "hetplan: error: %s '%s' is %s, '%s', which calibrate reads: writing it "
+          "would destroy an input (name another file)\n", flag, out, what, path);
+  return 1;
+}
+
 static int run(cli_ctx *c)
 {
   const calibrate_opts *o = c->opts;
@@ -148,6 +174,11 @@ static int run(cli_ctx *c)
                            c->core.framework ? hp_framework_parse(c->core.framework) : -1, &cb, &d)) ||
       (err = hp_calib_parse_params(o->params, cb->fit, &d)) || (err = hp_calib_fit(cb, &d))) {
     rc = cli_fail(&d, err);
+    goto done;
+  }
+  if (overwrites_input("-o", c->core.out, cb) ||
+      overwrites_input("--profile-out", o->profile_out, cb)) {
+    rc = EXIT_USAGE;
     goto done;
   }
   if (o->json) {

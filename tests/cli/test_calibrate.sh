@@ -147,6 +147,13 @@ echo '{"runs": [{"plan": "p32.json", "iteration_time_s": 1}, {"plan": "p64.json"
 expect plan_not_for_cluster_refused 3 "p32.json: dp: expected" -- \
   $H calibrate "$tmp/two.json" --cluster models/h100-1gpu.cluster.json
 expect no_runs_usage 2 "missing RUNS.json" -- $H calibrate
+# -o naming a file the runs lead calibrate to read (a run's plan): refused, the plan kept
+# (the flags' own check sees only the command line's files)
+cp "$tmp/p64.json" "$tmp/p64.kept"
+expect out_is_a_runs_plan_refused 2 "is a run's plan" -- \
+  $H calibrate "$tmp/runs.json" -o "$tmp/p64.json"
+if cmp -s "$tmp/p64.json" "$tmp/p64.kept"; then ok out_is_a_runs_plan_kept
+else bad out_is_a_runs_plan_kept "calibrate -o replaced the plan $tmp/p64.json"; fi
 
 echo "calibrate: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
