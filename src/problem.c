@@ -447,11 +447,15 @@ done:
 #define SHAPE_MAX_MBS 64
 static int shape_mbs(long gbs, int *out)
 {
-  static int all[8192];
-  int n = hp_mbs_divisors(gbs, all, 8192), k = 0;
+  /* the divisors on the heap (at most 6720 for a gbs up to HP_MAX_GBS): no static
+   * buffer, so that problems may be bound on several threads; -1 out of memory */
+  int *all = hp__calloc(8192, sizeof *all), n, k = 0;
+  if (!all) return -1;
+  n = hp_mbs_divisors(gbs, all, 8192);
   if (n > 8192) n = 8192;
   if (n <= SHAPE_MAX_MBS) {
     memcpy(out, all, (size_t)n * sizeof *out);
+    free(all);
     return n;
   }
   for (; k < SHAPE_MAX_MBS / 2; k++) out[k] = all[k];
@@ -460,6 +464,7 @@ static int shape_mbs(long gbs, int *out)
     if (at > n - 1) at = n - 1;
     if (at > 0 && all[at] > out[k - 1]) out[k++] = all[at];
   }
+  free(all);
   return k;
 }
 
@@ -527,7 +532,8 @@ static hp_err build_shape_series(hp_problem *p, hp_diag *d)
   }
   if (!p->series && !(p->series = hp__calloc(slots, sizeof *p->series)))
     return hp_fail(d, HP_NOMEM, "out of memory for the shape model's table");
-  nm = shape_mbs(p->job.gbs, mbs);
+  if ((nm = shape_mbs(p->job.gbs, mbs)) < 0)
+    return hp_fail(d, HP_NOMEM, "out of memory for the shape model's table");
   L = t->layers;
   cap = 4 * c->n_types * p->max_tp;
   if (!(p->shape_store = hp__calloc((size_t)cap, sizeof *p->shape_store)))
