@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 #include "harness.h"
@@ -228,4 +229,40 @@ TEST(a_backend_failing_inside_leaves_the_dp_bound_unchecked_and_the_search_going
   CHECK_INT(warned, 1);
   hp_result_release(&out);
   hp_problem_destroy(&p);
+}
+
+/* A backend phase that never looks at its clock (as GLPK's simplex): the child running it
+ * is killed a little past the seconds it was given (0.25 s of grace below 5 s), the solve
+ * claims nothing, and the caller is back in well under the stand-in's 30 s. */
+static hp_err clockless_backend(const hp_mip *m, const double *start, const hp_limits *lim,
+                                double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+{
+  (void)m; (void)start; (void)lim; (void)seconds; (void)cutoff; (void)d;
+  sleep(30);
+  out->status = HP_SOL_OPTIMAL;
+  out->obj = out->bound = 0;
+  return HP_OK;
+}
+
+TEST(mip_solve_past_its_seconds_is_killed_and_claims_nothing)
+{
+  static volatile sig_atomic_t flag;
+  hp_mip *m = market_split(2, 4, 3);
+  hp_mip_solution sol = { HP_SOL_OPTIMAL, 0, 0, NULL };
+  hp_limits lim;
+  hp_diag d = {0};
+  double t0, took;
+  CHECK(m != NULL);
+  hp_limits_init(&lim);
+  flag = 0;
+  lim.stop = &flag;
+  t0 = hp__now();
+  CHECK_INT(hp__mip_solve_stoppable(clockless_backend, "stand-in", m, NULL, &lim, 0.5, INFINITY,
+                                    &sol, &d), HP_OK);
+  took = hp__now() - t0;
+  CHECK(took >= 0.5);
+  if (took > 2.0) harness_fail(__FILE__, __LINE__, "the stand-in ran %.3f s past 0.5 s", took);
+  CHECK(took <= 2.0);
+  CHECK(claims_nothing(&sol));
+  hp_mip_destroy(&m);
 }
