@@ -903,6 +903,9 @@ hp_err hp_calib_fit(hp_calib *c, hp_diag *d)
         r->mem_outside = parts.context;
         hp_framework_reserve(r->prob->job.framework, t->name, &parts);
         r->mem_outside += parts.nccl;
+        /* and the caching allocator's reserve, which the framework default charges */
+        r->mem_outside += hp_framework_allocator(r->prob->job.framework,
+                                                 t->mem_total > 0 ? t->mem_total : t->mem);
       }
     }
   }

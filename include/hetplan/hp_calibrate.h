@@ -77,8 +77,9 @@ typedef struct hp_calib_run {
   hp_plan *pl;
   int *type_map;           /* [prob's n_types] index of each type in the calibrated cluster */
   double mem_model;        /* the predicted peak less its device's reserve, bytes */
-  double mem_outside;      /* what "allocated" leaves out: the CUDA context and NCCL's
-                            * buffers of the run's framework, bytes (0 for "reserved") */
+  double mem_outside;      /* what "allocated" leaves out: the CUDA context, and NCCL's
+                            * buffers and the caching allocator's reserve of the run's
+                            * framework, bytes (0 for "reserved") */
   int mem_type;            /* calibrated-cluster type of the device of the predicted peak */
   double time_before, time_after, time_loo;   /* predictions, s */
   double mem_before, mem_after, mem_loo;      /* predictions, bytes (NAN without mem) */

@@ -175,6 +175,44 @@ TEST(calibrate_leave_one_out_error_is_positive_with_noise)
   hp_calib_destroy(&c);
 }
 
+/* "allocated" memory under a framework (max_memory_allocated: the tensors alone): the
+ * CUDA context, NCCL's buffers and the caching allocator's reserve are added before the
+ * reserve is fitted, so the fitted reserve is those three (no DeepSpeed bucket: the runs'
+ * tensors hold none). Types "fast" and "slow" of 8 GiB: an unknown name's context 0.6 GiB,
+ * three communicators of 294 MiB, 10 % of 8 GiB. */
+TEST(calibrate_allocated_memory_adds_what_the_framework_holds_outside_the_tensors)
+{
+  char truth[1024], start[1024], *text = NULL, *at;
+  hp_calib *c = NULL;
+  hp_diag d = {0};
+  const hp_calib_value *v;
+  const double outside = 0.6 * GIB + 924844032.0 + 0.8 * GIB;
+  snprintf(truth, sizeof truth, "%s", cluster_text(0.3, 0.2, -1, -1));
+  while ((at = strstr(truth, "\"mem_gib\": 1,"))) at[11] = '8';   /* 8 GiB a device */
+  snprintf(start, sizeof start, "%s", truth);
+  const char *runs = make_runs(truth, start, NULL, 1);   /* peaks: the tensors alone */
+  /* every run's memory is max_memory_allocated's */
+  CHECK(hp_read_file(runs, &text, &d) == HP_OK);
+  {
+    char out[8192];
+    size_t len = 0;
+    for (const char *p = text; *p; p++) {
+      if (!strncmp(p, "\"peak_mem_gib\"", 14))
+        len += (size_t)snprintf(out + len, sizeof out - len, "\"memory_kind\": \"allocated\", ");
+      out[len++] = *p;
+    }
+    out[len] = 0;
+    write_file(runs, out);
+  }
+  free(text);
+  CHECK(hp_calib_load(runs, NULL, HP_FW_DEEPSPEED, &c, &d) == HP_OK);
+  CHECK(hp_calib_fit(c, &d) == HP_OK);
+  for (int i = 0; i < c->n_runs; i++) CHECK_NEAR(c->runs[i].mem_outside, outside, 1e-12);
+  CHECK((v = value(c, "fast", "reserved_gib")) && v->fitted);
+  CHECK_NEAR(v->after * GIB, outside, 1e-9);
+  hp_calib_destroy(&c);
+}
+
 TEST(calibrate_writes_the_cluster_with_its_other_keys_and_a_calibrated_block)
 {
   char truth[1024], *text = NULL;
