@@ -29,6 +29,11 @@ hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend b
   hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
   hp_err err;
   double dpb = b->bound;
+  /* the program shards with dp and zdp, one slice: where the job allows more (zero1,
+   * zero2, slices that shrink the gather buffer), its optimum relaxes a part of the job's
+   * space only, and says nothing against the DP's bound over all of it */
+  int narrow = (hp_job_modes(&p->job) & ~(1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP)) != 0 ||
+               hp_job_max_slices(&p->job) > 1;
   memset(&map, 0, sizeof map);
   memset(&pt, 0, sizeof pt);
   if ((err = hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, d))) return err;
@@ -52,7 +57,8 @@ hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend b
   if (sol.x) {
     double obj = sol.obj * m->obj_scale;
     int found = 0;
-    if (sol.status == HP_SOL_OPTIMAL && obj < dpb * (1 - AGREE_TOL) - 1e-12) *disagree = 1;
+    if (sol.status == HP_SOL_OPTIMAL && !narrow && obj < dpb * (1 - AGREE_TOL) - 1e-12)
+      *disagree = 1;
     if (!(err = hp__mip_decode_pattern_plan(p, &pt, &map, sol.x, deadline - hp__now(), lim->stop,
                                             pl, &found, d)) &&
         found) {
@@ -64,7 +70,7 @@ hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend b
       hp_eval_release(&e);
     }
     if (*disagree && obj < b->bound) b->bound = obj;
-  } else if (sol.status == HP_SOL_INFEASIBLE && isfinite(dpb)) {
+  } else if (sol.status == HP_SOL_INFEASIBLE && isfinite(dpb) && !narrow) {
     *disagree = 1;               /* the DP has a sequence that fits; the MIP says none */
   }
 done:

@@ -94,8 +94,8 @@ static void balance(const hp_patterns *pt, const hp_pat_result *r, int s, int dp
 /* The plan made to follow the job's sharding rules (cost-model.md 5, 7.12): the pattern
  * searches shard with zdp only where the job lists it (pattern_dp.c, mip_pattern.c, and
  * the layer DP is told below), but they mix dp and zdp layers, which a job with
- * uniform_sharding forbids. Such a plan is replaced by the faster of its all-dp and
- * all-zdp forms the job allows and that fit; none: *found = 0. The bound is unaffected
+ * uniform_sharding forbids. Such a plan is replaced by the fastest of its one-mode forms
+ * the job allows and that fit; none: *found = 0. The bound is unaffected
  * (uniform plans are a part of the mixed ones the searches relax). */
 static void conform(const hp_problem *p, hp_plan *pl, int *found)
 {
@@ -108,7 +108,7 @@ static void conform(const hp_problem *p, hp_plan *pl, int *found)
   int pick = -1;
   if (!keep) { *found = 0; return; }
   memcpy(keep, pl->mode, (size_t)L);
-  for (int mode = HP_SHARD_DP; mode <= HP_SHARD_ZDP; mode += HP_SHARD_ZDP - HP_SHARD_DP) {
+  for (int mode = HP_SHARD_DP; mode < HP_N_SHARD; mode++) {
     hp_eval e = {0};
     if (!(allowed >> mode & 1)) continue;
     memset(pl->mode, mode, (size_t)L);
@@ -193,8 +193,8 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
     for (int l = 0; l < pl->n_layers; l++) own->mode[l] = r->zdp[l] ? HP_SHARD_ZDP : HP_SHARD_DP;
   else memset(own->mode, 0, (size_t)pl->n_layers);
   hp__dp_opts_init(&o);
-  /* the certificate's modes within the job's (hp__cert_scope): dp and zdp */
-  o.modes = hp_job_modes(&p->job) & (1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP);
+  /* every mode of the job's list, per stage (the pattern DP's bound covers them all) */
+  o.modes = hp_job_modes(&p->job);
   o.deadline = deadline;
   o.stop = stop;
   o.max_frontier = HP_DP_HEURISTIC_FRONTIER;

@@ -19,19 +19,16 @@
  * a replica cross together, so H_s(n) >= tp there, and more lanes sharing a node's
  * interface are only slower. Recompute re-runs checkpointable layers only
  * (ck_l, 7.15): a prefix sum of their times per class. The reduction red, the step U
- * and gat are dropped where they are not bounded (Q is the reduction under `end`, 0
+ * and gat are bounded together (Q is a bound on max_s (red_s + gat_s) under `end`, 0
  * under `overlap`, where T >= max_r T[r] + step + gat; U and gat are >= 0). Memory is
  * counted with the least act/work over device types (hp_patterns_least_act) against the
- * least capacity of the kind: never above a device's own (7.20). With a job whose
- * sharding list lacks zdp, nothing is sharded (phi = 0).
+ * least capacity of the kind: never above a device's own (7.20).
  *
- * Sharding: a stage that does not fit must shard a fraction phi >= phi_min of its
- * parameters (states, gathered bytes and gradients are all proportional to P / t_l, so a
- * fraction describes any set of layers up to the gather buffer, which only adds memory).
- * Sharding more adds at least its gather to every replica's stage time and saves at most
- * the same sync, when grad_bytes <= 2 param_bytes (cost-model.md section 3), so phi_min
- * is the best choice for every completion; otherwise the option pairs phi_min's time
- * with full sharding's sync, a componentwise bound. Recompute is a per-stage choice.
+ * Sharding: every mode of the job's list, per layer, as a few options per stage that no
+ * assignment of modes that fits beats (pattern_shard.c, where the argument is): each adds
+ * its dt to the stage time and its q to Q. Slices only shrink the gather buffer, which
+ * the memory here leaves out, so the bound holds whatever max_slices is. Recompute is a
+ * per-stage choice.
  *
  * Resources: the TP groups of each class are counted. With one class nothing is counted;
  * with two, the state holds the stages of class 0 and the mixed stages (a feasible
@@ -77,8 +74,9 @@ typedef struct pdp {
   double *rest;          /* [L+1] sum over l >= i of the fastest class time */
   double ratio[HP_PATTERN_MAX_CLASSES];   /* max_l fastest(l) / time of class c (<= 1) */
   double *ckpre;         /* [C][L+1] prefix sums of class times of checkpointable layers */
-  double *spre, *ppre, *gpre;   /* [L+1] prefix sums of states, gathered and gradient bytes */
-  int allow_zdp;         /* the job's sharding list has zdp */
+  double *ppre, *gpre;   /* [L+1] prefix sums of gathered and gradient bytes */
+  double *mpre[HP_N_SHARD];   /* [L+1] prefix sums of the states in each mode */
+  unsigned modes;        /* the job's sharding list */
   hp_fpool pool;         /* of ppoints, at most PAT_MAX_POINTS */
   hp_front *cur, *nxt;   /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
   size_t *tcur, *tnxt;   /* the frontiers of cur and nxt that hold points */
@@ -188,19 +186,30 @@ static void least_mem_add(const hp_costs *tab, int l, hp_mem_terms *m)
   if (work > m->work) m->work = work;
 }
 
-static void stage_option(const pdp *c, int i, int j, int kind, int rec, double mem0, double states,
-                         popt *o)
+/* The options of layers i..j on a stage of `kind` with recompute flag rec (memory mem0
+ * with every layer dp): the stage's compute over its classes, plus each sharding option
+ * (pattern_shard.c: every mode of the job's list, whatever layers take it). Returns how
+ * many it wrote (0: nothing fits). */
+static int stage_option(const pdp *c, int i, int j, int kind, int rec, double mem0, popt *o,
+                        int max)
 {
   const hp_stage_kind *k = &c->pt->kind[kind];
-  int dp = c->dp;
-  double lo = INFINITY, hi = 0, phi = 0, G = c->gpre[j + 1] - c->gpre[i];
-  double Pz = c->ppre[j + 1] - c->ppre[i], phi_sync;
-  o->ok = 0;
-  if (mem0 > k->cap) {                  /* must shard a fraction phi of the stage */
-    if (dp <= 1 || !c->allow_zdp || !(states > 0)) return;
-    phi = (mem0 - k->cap) / (states * (1 - 1.0 / dp));
-    if (phi > 1) return;
-  }
+  hp_shard_stage st;
+  hp_shard_opt so[HP_SHARD_MAX_OPTS];
+  double lo = INFINITY, hi = 0;
+  int n;
+  st.dp = c->dp;
+  st.modes = c->modes;
+  st.overlap = c->p->job.grad_sync == HP_SYNC_OVERLAP;   /* overlapped: T >= the pipeline */
+  st.bdp = k->bdp;
+  st.latdp = k->latdp;
+  st.W = c->ppre[j + 1] - c->ppre[i];
+  st.G = c->gpre[j + 1] - c->gpre[i];
+  for (int m = 0; m < HP_N_SHARD; m++)
+    st.save[m] = (c->mpre[HP_SHARD_DP][j + 1] - c->mpre[HP_SHARD_DP][i]) - (c->mpre[m][j + 1] - c->mpre[m][i]);
+  st.mem0 = mem0;
+  st.cap = k->cap;
+  if (!(n = hp__shard_options(&st, so, max < HP_SHARD_MAX_OPTS ? max : HP_SHARD_MAX_OPTS))) return 0;
   for (int x = 0; x < c->C; x++)
     if (k->mask >> x & 1) {
       const double *px = &c->pre[(size_t)x * (c->L + 1)], *cx = &c->ckpre[(size_t)x * (c->L + 1)];
@@ -208,16 +217,10 @@ static void stage_option(const pdp *c, int i, int j, int kind, int rec, double m
       if (v < lo) lo = v;
       if (v > hi) hi = v;
     }
-  phi_sync = c->p->model->grad_bytes > 2 * c->p->model->param_bytes && dp > 1 ? 1 : phi;
-  /* sharding a fraction phi: its gather and its gradients' per-micro-batch scatter */
-  double gather = phi > 0 ? hp_cost_gather(phi * Pz, 0, 1, dp, k->bdp, k->latdp) +
-                            hp_cost_grad_scatter(phi * G, 1, dp, k->bdp, k->latdp) : 0;
   /* lo and hi include recompute of the checkpointable layers (7.15) */
-  o->t_max = hi + gather;
-  o->t_min = lo + gather;
-  o->q = c->p->job.grad_sync == HP_SYNC_OVERLAP ? 0   /* overlapped: T >= the pipeline */
-         : hp_cost_reduce((1 - phi_sync) * G, 0, dp, k->bdp, k->latdp);
-  o->ok = 1;
+  for (int q = 0; q < n; q++)
+    o[q] = (popt){ hi + so[q].dt, lo + so[q].dt, so[q].q, 1 };
+  return n;
 }
 
 /* A lower bound on any completion of a point at (stage s done, next layer i). */
@@ -313,7 +316,7 @@ static hp_err run(pdp *c, long *best)
       for (int j = i; j <= jmax && !err && !c->overflow; j++) {
         least_mem_add(&c->pt->tab, j, &mt);
         if (s == pp - 1 && j < L - 1) continue;   /* the last stage takes the rest */
-        double states = c->spre[j + 1] - c->spre[i], least = INFINITY;
+        double least = INFINITY;
         for (int x = 0; x < c->C; x++) {
           const double *px = &c->pre[(size_t)x * (L + 1)];
           if (c->pt->groups[x] > 0 && px[j + 1] - px[i] < least) least = px[j + 1] - px[i];
@@ -324,9 +327,9 @@ static hp_err run(pdp *c, long *best)
           mem0[rec] = hp_cost_mem_total(&mt, c->pt->tab.inflight[s], rec);
         for (int k = 0; k < K && !err && !c->overflow; k++)
           for (int rec = 0; rec < 2 && !err && !c->overflow; rec++) {
-            popt o;
-            stage_option(c, i, j, k, rec, mem0[rec], states, &o);
-            if (!o.ok) continue;
+            popt ov[HP_SHARD_MAX_OPTS];
+            int nov = stage_option(c, i, j, k, rec, mem0[rec], ov, HP_SHARD_MAX_OPTS);
+            if (!nov) continue;
             int rflag = rec;
             if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
             double eout = INFINITY;     /* the least outgoing hand-off, over next kinds */
@@ -335,6 +338,8 @@ static hp_err run(pdp *c, long *best)
               if (h < eout) eout = h;
             }
             if (s == pp - 1 || !isfinite(eout)) eout = 0;
+            for (int oi = 0; oi < nov && !err && !c->overflow; oi++) {
+            const popt o = ov[oi];
             double mterm0 = (double)c->gas * o.t_max - o.t_min + (double)(c->gas - 1) * eout / 2;
             for (size_t g = g0; g < g1 && !err && !c->overflow; g++) {
               size_t ix = c->tcur[g];
@@ -366,6 +371,7 @@ static hp_err run(pdp *c, long *best)
                 if (r == -2) { err = HP_NOMEM; break; }
                 if (r == -1) break;
               }
+            }
             }
           }
       }
@@ -555,12 +561,13 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.pen = hp__calloc((size_t)c.K + 1, sizeof *c.pen);
   c.pre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.pre);
   c.ckpre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.ckpre);
-  c.allow_zdp = (hp_job_modes(&p->job) >> HP_SHARD_ZDP & 1) != 0;
+  c.modes = hp_job_modes(&p->job);
   c.rest = hp__calloc((size_t)L + 1, sizeof *c.rest);
-  c.spre = hp__calloc((size_t)L + 1, sizeof *c.spre);
+  for (int m = 0; m < HP_N_SHARD; m++)
+    if (!(c.mpre[m] = hp__calloc((size_t)L + 1, sizeof *c.mpre[m]))) err = HP_NOMEM;
   c.ppre = hp__calloc((size_t)L + 1, sizeof *c.ppre);
   c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
-  if (!r->first || !r->kind || !r->rec || !c.pen || !c.pre || !c.ckpre || !c.rest || !c.spre || !c.ppre || !c.gpre) {
+  if (!r->first || !r->kind || !r->rec || !c.pen || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre || err) {
     err = HP_NOMEM;
     goto done;
   }
@@ -583,7 +590,8 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     }
   }
   for (int l = 0; l < L; l++) {
-    c.spre[l + 1] = c.spre[l] + tab->layer[l].state;
+    for (int m = 0; m < HP_N_SHARD; m++)
+      c.mpre[m][l + 1] = c.mpre[m][l] + hp_costs_layer_states(tab, l, m);
     c.ppre[l + 1] = c.ppre[l] + tab->layer[l].param;
     c.gpre[l + 1] = c.gpre[l] + tab->layer[l].grad;
   }
@@ -615,12 +623,13 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   r->done = done && !err;
 done:
   r->work = c.work;
+  r->merged = c.merged;
   release(&c);
   free(c.pen);
   free(c.pre);
   free(c.ckpre);
   free(c.rest);
-  free(c.spre);
+  for (int m = 0; m < HP_N_SHARD; m++) free(c.mpre[m]);
   free(c.ppre);
   free(c.gpre);
   if (err) {

@@ -31,6 +31,7 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
       b->done = 1;
       b->bound = r.bound;
       b->exact = r.exact;
+      b->merged = r.merged;
     }
     if (r.found && !(err = hp__pattern_plan(p, &pt, &r, o.deadline, lim->stop, pl, &found, d)) && found)
       err = hp__score_offer(p, lim, pl, out, d);

@@ -206,6 +206,7 @@ typedef struct hp_pat_result {
   double bound;        /* lower bound on every plan of the configuration; INFINITY: none
                         * fits; the cutoff when nothing is below it */
   int exact;           /* the bound counted groups exactly (else it is Lagrangian) */
+  int merged;          /* some frontier merged points (a relaxation of the DP's own) */
   int found;           /* a sequence below the cutoff is recorded: */
   int *first;          /* [pp + 1] stage starts */
   int *kind;           /* [pp] kinds (hp_patterns.kind) */
@@ -220,6 +221,25 @@ typedef struct hp_pat_result {
 
 hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pat_opts *o,
                          hp_pat_result *r, hp_diag *d);
+
+/* The sharding options of one stage of the pattern DP (pattern_shard.c, where the
+ * argument is): what the stage's mode assignments that fit in memory cost, as a few
+ * options no worse than any of them. */
+typedef struct hp_shard_stage {
+  int dp;
+  unsigned modes;        /* the job's list (hp_job_modes) */
+  int overlap;           /* grad_sync overlap: the DP counts no sync */
+  double bdp, latdp;     /* the kind's replica-group figures */
+  double W, G;           /* the stage's parameter and gradient bytes per device */
+  double save[HP_N_SHARD];  /* memory the stage saves in mode m against dp (its states) */
+  double mem0, cap;      /* its memory with every layer dp, and the kind's capacity */
+} hp_shard_stage;
+/* An option: time added to every micro-batch of the stage (Z, Zr), and a lower bound on
+ * its red + gat. */
+typedef struct hp_shard_opt { double dt, q; } hp_shard_opt;
+/* Up to `max` options (max >= 1), as many as it writes; 0 when nothing fits. */
+int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max);
+#define HP_SHARD_MAX_OPTS 40
 void hp__pat_result_release(hp_pat_result *r);
 
 /* A real plan from a pattern sequence (pattern_decode.c): TP groups of each class counted
@@ -236,6 +256,8 @@ typedef struct hp_cfg_bound {
   double bound;        /* lower bound over every plan of the configuration (the cutoff it
                         * ran with, when nothing was below it); INFINITY: nothing fits */
   int exact;           /* groups counted exactly, not priced */
+  int merged;          /* the DP's frontiers merged points (a further relaxation) */
+  int enumerated;      /* `bound` is the configuration's optimum, by enumeration */
   long work;
 } hp_cfg_bound;
 
@@ -315,6 +337,19 @@ hp_err hp__mip_decode_pattern_plan(const hp_problem *p, const hp_patterns *pt,
 hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend backend,
                        const hp_limits *lim, double seconds, double cutoff, double deadline,
                        hp_result *out, hp_cfg_bound *b, int *disagree, hp_diag *d);
+
+/* One item of the driver's closing phase (solver_enum.c): every plan of configuration c
+ * in the job's space (its sharding list, uniform sharding, slices; every device used),
+ * scored by the evaluator, as `enum` does for the whole space. *best gets the least time
+ * (INFINITY: none fits) and *complete 1 when it saw every plan; stopped by lim->stop or
+ * `deadline` (recorded in out->stopped, as a stop of the search) it claims nothing. Its
+ * best plan is offered to `out`; the plans it scored are added to out->work. */
+hp_err hp__enum_config(const hp_problem *p, const hp_config *c, const hp_limits *lim,
+                       double deadline, hp_result *out, double *best, int *complete,
+                       hp_diag *d);
+/* The plans hp__enum_config scores for c, counted as `enum` counts them before it starts
+ * (node limits on TP groups not applied: at least the real count). */
+double hp__enum_config_size(const hp_problem *p, const hp_config *c);
 
 /* --- The team a search runs in (team_solo.c, hp_team.h). */
 

@@ -15,6 +15,8 @@
  *   4. the pattern programs of the best configuration (even if closed) and of those left
  *      open, best bound first, each with a share of the time left (items of
  *      mip_search.c): plans of their own, and a check of the DP's bounds;
+ *   5. closing, if a gap remains: the configurations still open, enumerated plan by plan
+ *      where their plans fit in the time left (items of solver_enum.c): each one's optimum;
  *   and its bound: the least bound of the configurations left open, and the incumbent; a
  *   configuration is pruned on its DP bound alone; if one never had a bound there is
  *   none, and the result names those left. The bound is claimed only where the
@@ -47,7 +49,13 @@
 #define MIP_MIN_SECONDS 0.5
 
 /* The team counters (hp_team.h): one per phase and round. */
-enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3 };
+enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4 };
+
+/* Plans per second the closing phase assumes before it has timed its own enumeration
+ * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
+ * started only when its plans fit in CLOSE_SHARE of the time left at that rate. */
+#define CLOSE_RATE0 1e5
+#define CLOSE_SHARE 0.5
 
 typedef struct open_cfg { double bound; int i; } open_cfg;
 
@@ -66,9 +74,11 @@ typedef struct search {
   hp_cfg_bound *b;      /* [n] the pattern bounds */
   int *disagree;        /* [n] the DP and the MIP disagreed on configuration i */
   open_cfg *open;       /* [n] phase 4's configurations */
-  double *scratch;      /* [5 n] for merging */
+  double *scratch;      /* [7 n] for merging */
   long *lens;           /* [team size] the bytes each member sends in merge_plans: taken at
                          * the start, so that no merge allocates before its collective */
+  int refuted;          /* the closing phase found a plan below a configuration's DP bound */
+  int n_closed;         /* configurations the closing phase settled by enumeration */
   double t0, budget, deadline;
   const char *phase;    /* progress: what runs, and how many items it has */
   int total;
@@ -176,8 +186,11 @@ static hp_err merge_figures(search *s, hp_diag *d)
     v[2 * n + i] = s->disagree[i];
     v[3 * n + i] = s->b[i].done ? s->b[i].bound : INFINITY;
     v[4 * n + i] = (double)s->b[i].work;
+    v[5 * n + i] = s->b[i].merged;
+    v[6 * n + i] = s->b[i].enumerated;
   }
   bad |= t->reduce(t->ctx, v, 3L * n, HP_TEAM_MAX);
+  bad |= t->reduce(t->ctx, v + 5L * n, 2L * n, HP_TEAM_MAX);
   bad |= t->reduce(t->ctx, v + 3L * n, n, HP_TEAM_MIN);
   bad |= t->reduce(t->ctx, v + 4L * n, n, HP_TEAM_MAX);   /* one member did each */
   bad |= t->reduce(t->ctx, &st, 1, HP_TEAM_MAX);
@@ -190,6 +203,8 @@ static hp_err merge_figures(search *s, hp_diag *d)
     s->disagree[i] = v[2 * n + i] > 0;
     if (s->b[i].done) s->b[i].bound = v[3 * n + i];
     s->b[i].work = (long)v[4 * n + i];
+    s->b[i].merged = v[5 * n + i] > 0;
+    s->b[i].enumerated = v[6 * n + i] > 0;
   }
   s->out->stopped = (hp_stop)st;
   return HP_OK;
@@ -404,6 +419,84 @@ static hp_err pattern_mips(search *s, hp_err err, hp_diag *d)
   return team_check(s, err, d);
 }
 
+/* 5. Closing: the configurations still open once the programs are done (no bound, a bound
+ * below the incumbent, or a disagreement), least bound first, each enumerated plan by plan
+ * (hp__enum_config) where its plans fit in the time left at the measured rate. A complete
+ * enumeration is the configuration's exact optimum: its bound (above the DP's, which is a
+ * relaxation) and its plan. An optimum below the DP's bound refutes that bound: the search
+ * then claims no bound at all (certify), since every other configuration was pruned on a
+ * DP bound of its own. Figures are merged at the end: a configuration one member settled
+ * takes that member's figure on all. */
+static hp_err closing(search *s, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  double *v = s->scratch, rate = CLOSE_RATE0;
+  int n = s->n, n_open = 0, bad = 0;
+  hp_err err = HP_OK;
+  if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
+                    !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL))))
+    return HP_OK;
+  s->phase = "closing by enumeration";
+  for (int i = 0; i < n; i++) {
+    v[i] = 0;                          /* settled here */
+    v[n + i] = INFINITY;               /* its optimum */
+    v[2 * n + i] = 0;                  /* refutes its DP bound */
+    if (!s->b[i].done || s->disagree[i] || !pruned(s, i))
+      s->open[n_open++] = (open_cfg){ s->b[i].done ? s->b[i].bound : -INFINITY, i };
+  }
+  qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
+  s->total = n_open;
+  for (int q0 = 0; q0 < n_open && !err; q0++) {
+    int q = (int)t->claim(t->ctx, CTR_CLOSE), i, complete = 0;
+    double best, t1, plans, left;
+    long w0 = s->out->work;
+    if (q >= n_open) break;
+    i = s->open[q].i;
+    if (hp__should_stop(s->lim, s->deadline, s->out)) break;
+    if (s->b[i].done && !s->disagree[i] && pruned_at(s, i, incumbent(s))) continue;
+    plans = hp__enum_config_size(s->prob, &s->cfg[i]);
+    left = s->deadline - hp__now();
+    if (plans > rate * left * CLOSE_SHARE) continue;     /* too many plans for the time left */
+    t1 = hp__now();
+    err = hp__enum_config(s->prob, &s->cfg[i], s->lim, s->deadline, s->out, &best, &complete, d);
+    if (s->out->work - w0 > 1000 && hp__now() - t1 > 0.01)
+      rate = (double)(s->out->work - w0) / (hp__now() - t1);
+    if (!err && complete) {
+      v[i] = 1;
+      v[n + i] = best;
+      /* the exact optimum below the relaxation's bound: that bound was wrong */
+      if (s->b[i].done && best < s->b[i].bound * (1 - HP_CERT_TOL)) v[2 * n + i] = 1;
+    }
+    publish(s);
+    report(s, q + 1);
+  }
+  /* joined whatever happened above */
+  bad |= t->reduce(t->ctx, v, n, HP_TEAM_MAX);
+  bad |= t->reduce(t->ctx, v + n, n, HP_TEAM_MIN);
+  bad |= t->reduce(t->ctx, v + 2L * n, n, HP_TEAM_MAX);
+  if (bad && !err) err = hp_fail(d, HP_INTERNAL, "team: merging the closed configurations failed");
+  if (!err) {
+    hp_err e2 = merge_plans(s, d);
+    if (e2) err = e2;
+  }
+  for (int i = 0; i < n && !err; i++) {
+    if (!(v[i] > 0)) continue;
+    s->n_closed++;
+    if (v[2 * n + i] > 0) {
+      s->refuted++;
+      hp_warn(d, "the enumeration of pp %d tp %d dp %d mbs %d found a plan of %.9g s, below "
+              "the pattern DP's bound %.9g s: the certificate claims no bound", s->cfg[i].pp,
+              s->cfg[i].tp, s->cfg[i].dp, s->cfg[i].mbs, v[n + i], s->b[i].bound);
+    }
+    s->b[i].done = 1;
+    s->b[i].bound = v[n + i];
+    s->b[i].enumerated = 1;
+    s->disagree[i] = 0;                /* settled by the evaluator itself */
+  }
+  s->total = n;
+  return team_check(s, err, d);
+}
+
 /* The configurations a bound still waits for, named in the result's note. */
 static void name_open(const search *s)
 {
@@ -421,6 +514,22 @@ static void name_open(const search *s)
     snprintf(out->space_note + len, sizeof out->space_note - (size_t)len, ", and %d more", left - shown);
 }
 
+/* What the bounds of the configurations rest on, in the result's note (issue "Certificate
+ * v3": say where the DP's frontier is merged or priced): enumerated (the configuration's
+ * optimum), counted exactly, priced (the Lagrangian bound), merged frontiers. */
+static void basis_note(const search *s)
+{
+  int en = 0, ex = 0, pr = 0, mg = 0;
+  for (int i = 0; i < s->n; i++) {
+    if (s->b[i].enumerated) { en++; continue; }
+    if (s->b[i].exact) ex++; else pr++;
+    mg += s->b[i].merged;
+  }
+  snprintf(s->out->space_note, sizeof s->out->space_note, "configuration bounds: %d enumerated, "
+           "%d groups counted exactly, %d priced (Lagrangian), %d with merged frontiers", en, ex,
+           pr, mg);
+}
+
 /* The certificate's bound and status; over a part of the job's space, only a status
  * (feasible or no plan) and no bound. */
 static void certify(search *s)
@@ -428,9 +537,13 @@ static void certify(search *s)
   hp_result *out = s->out;
   double bound = global_bound(s);
   int n_dis = 0;
-  if (s->scope != HP_CERT_FULL) {
+  if (s->scope != HP_CERT_FULL || s->refuted) {
     out->bound = -INFINITY;
     out->status = out->plan ? HP_SOL_FEASIBLE : HP_SOL_NONE;
+    if (s->refuted)
+      snprintf(out->space_note, sizeof out->space_note, "the enumeration of %d configuration%s "
+               "found a plan below the pattern DP's bound: no bound is claimed", s->refuted,
+               s->refuted == 1 ? "" : "s");
     return;
   }
   for (int i = 0; i < s->n; i++) n_dis += s->disagree[i];
@@ -443,6 +556,8 @@ static void certify(search *s)
              "disagreed on (or the backend failed on) %d configuration%s: each keeps the lesser figure "
              "and stays open",
              n_dis, n_dis == 1 ? "" : "s");
+  } else {
+    basis_note(s);
   }
   out->bound = out->plan && bound > out->objective ? out->objective : bound;
   if (out->plan)
@@ -454,26 +569,20 @@ static void certify(search *s)
 hp_cert_scope hp__cert_scope(const hp_problem *prob, char *note, size_t n_note)
 {
   const hp_job *j = &prob->job;
-  unsigned modes = hp_job_modes(j), other = modes & ~(1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP);
-  int zdp = modes >> HP_SHARD_ZDP & 1, len = 0;
+  unsigned modes = hp_job_modes(j);
+  int len = 0;
   if (n_note) note[0] = 0;
   if (!(modes >> HP_SHARD_DP & 1)) {
     snprintf(note, n_note, "the certificate searches modes dp and zdp with every other layer "
              "dp; the job does not allow dp: nothing searched beyond the heuristics, no bound");
     return HP_CERT_NONE;
   }
-  if (!other && (!zdp || hp_job_max_slices(j) == 1) && !j->idle_devices) return HP_CERT_FULL;
+  /* every mode and slice count of the list: the pattern DP's options cover them
+   * (pattern_shard.c), and slices only shrink the gather buffer it leaves out */
+  if (!j->idle_devices) return HP_CERT_FULL;
 #define ADD(...) (len += snprintf(note + len, len < (int)n_note ? n_note - (size_t)len : 0, __VA_ARGS__))
   ADD("not searched:");
-  if (other) {
-    int first = 1;
-    ADD(" sharding mode%s", (other & (other - 1)) ? "s" : "");
-    for (int m = 0; m < 4; m++)
-      if (other >> m & 1) { ADD("%s %s", first ? "" : ",", hp_shard_name(m)); first = 0; }
-    ADD(";");
-  }
-  if (zdp && hp_job_max_slices(j) > 1) ADD(" zdp slices above 1 (max_slices %d);", hp_job_max_slices(j));
-  if (j->idle_devices) ADD(" idle devices;");
+  ADD(" idle devices;");
   ADD(" no bound");
 #undef ADD
   return HP_CERT_PART;
@@ -512,7 +621,7 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   s.b = hp__calloc((size_t)s.n + 1, sizeof *s.b);
   s.disagree = hp__calloc((size_t)s.n + 1, sizeof *s.disagree);
   s.open = hp__calloc((size_t)s.n + 1, sizeof *s.open);
-  s.scratch = hp__calloc(5 * (size_t)s.n + 1, sizeof *s.scratch);
+  s.scratch = hp__calloc(7 * (size_t)s.n + 1, sizeof *s.scratch);
   s.lens = hp__calloc((size_t)s.team->size + 1, sizeof *s.lens);
   if (!err && (!s.fixed || !s.b || !s.disagree || !s.open || !s.scratch || !s.lens))
     err = hp_fail(d, HP_NOMEM, "out of memory");
@@ -523,7 +632,7 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   } else if (!err && !(err = pattern_bounds(&s, d)) && s.cert) {
     report(&s, s.n);                   /* every configuration bounded: the certificate */
     err = annealing(&s, d);
-    if (!(err = pattern_mips(&s, err, d))) certify(&s);
+    if (!(err = pattern_mips(&s, err, d)) && !(err = closing(&s, d))) certify(&s);
   }
   if (!err) {
     if (!s.cert && !out->plan) out->status = HP_SOL_NONE;

@@ -252,6 +252,41 @@ static void layer_options(enum_state *st)
   }
 }
 
+/* --- One configuration, for the certificate's closing phase (search.h). */
+
+double hp__enum_config_size(const hp_problem *p, const hp_config *c)
+{
+  enum_state st = { .prob = p };
+  int deg[3] = { c->pp, c->tp, c->dp };
+  layer_options(&st);
+  /* space_size counts every micro-batch size of the triple: one here */
+  return space_size(&st, deg, 1) / hp_mbs_divisors(p->job.gbs / c->dp, NULL, 0);
+}
+
+hp_err hp__enum_config(const hp_problem *p, const hp_config *c, const hp_limits *lim,
+                       double deadline, hp_result *out, double *best, int *complete,
+                       hp_diag *d)
+{
+  enum_state st = { .prob = p, .best_time = INFINITY, .deadline = deadline, .lim = lim,
+                    .out = out };
+  hp_err err;
+  *best = INFINITY;
+  *complete = 0;
+  layer_options(&st);
+  if (!(st.taken = hp__calloc((size_t)p->cluster->n_devices, 1)))
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  err = enum_config(&st, c->pp, c->tp, c->dp, c->mbs, d);
+  out->work += st.work;
+  if (!err && !st.timed_out) {
+    *complete = 1;
+    *best = st.best_time;
+  }
+  if (!err && st.best) err = hp__score_offer(p, lim, st.best, out, d);
+  free(st.taken);
+  hp_plan_destroy(&st.best);
+  return err;
+}
+
 static hp_err enum_solve(const hp_problem *prob, const hp_plan *start, const hp_limits *lim,
                          hp_result *out, hp_diag *d)
 {

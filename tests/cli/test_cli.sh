@@ -184,12 +184,14 @@ expect validate_json 0 '"spearman":' -- $H validate "${tiny[@]}" --samples 20 --
 # --- the MIP: glpk and cbc on the tiny instance, export-lp through glpsol and cbc, decode
 for s in glpk cbc; do
   if built $s; then
-    # the certificate's space is sharding dp and zdp (cost model 1.2): there it proves; with
-    # the default list of four modes it gives a plan and claims no bound
+    # the certificate covers every sharding mode and slice count (cost model 1.2): it proves
+    # under the default list of four modes and under dp,zdp; with idle devices it gives a
+    # plan and claims no bound
     expect ${s}_tiny 0 "$(printf '%-15s optimal          0.771374' $s)" -- $H compare "${tiny[@]}" --solvers $s,enum --sharding dp,zdp
-    row=$($H compare "${tiny[@]}" --solvers $s,enum 2>&1 | grep "^$s ")
-    if grep -Eq "^$s +feasible +0\.771374 +10\.3711 +66\.6% +[0-9.]+ +- " <<<"$row"; then ok ${s}_restricted_by_default
-    else bad ${s}_restricted_by_default "$row"; fi
+    expect ${s}_tiny_default_job 0 "$(printf '%-15s optimal          0.771374' $s)" -- $H compare "${tiny[@]}" --solvers $s,enum
+    row=$($H compare "${tiny[@]}" --solvers $s,enum --idle-devices 2>&1 | grep "^$s ")
+    if grep -Eq "^$s +feasible +0\.771374 +10\.3711 +66\.6% +[0-9.]+ +- " <<<"$row"; then ok ${s}_restricted_with_idle_devices
+    else bad ${s}_restricted_with_idle_devices "$row"; fi
     expect ${s}_proves_infeasible 6 "no plan of the search space fits in memory (proved)" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 8 --solver $s --sharding dp,zdp
   else
     skip ${s}_tiny "this build lacks $s"

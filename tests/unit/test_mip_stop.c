@@ -212,7 +212,7 @@ TEST(a_backend_failing_inside_leaves_the_dp_bound_unchecked_and_the_search_going
 {
   hp_problem *p = fx_problem(fx_tiny_model, fx_tiny_cluster, NULL, 8, HP_1F1B);
   hp_config c = { 2, 1, 2, 1 };
-  hp_cfg_bound b = { 1, 0.5, 1, 0 };
+  hp_cfg_bound b = { .done = 1, .bound = 0.5, .exact = 1 };
   hp_result out;
   hp_limits lim;
   int disagree = 0, warned = 0;
