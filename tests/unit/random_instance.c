@@ -17,7 +17,7 @@ typedef struct ri_v12 {
   int ck_first, ck_last;     /* the first / last layer is not checkpointable */
   int update_given;
   double update_bytes;
-  double hbm[3];             /* per type, GB/s; 0: not given */
+  double hbm[4];             /* per type, GB/s; 0: not given (ri_problem: 3 types at most) */
   int measured;              /* the profile carries act/work (0: none, 1: act, 2: work, 3: both) */
 } ri_v12;
 
@@ -181,6 +181,167 @@ hp_problem *ri_problem(unsigned long seed, char *what, size_t n_what)
            v.ck_first || v.ck_last ? ", no recompute on first/last" : "",
            v.update_given ? ", update_bytes" : "", v.hbm[0] > 0 || v.hbm[1] > 0 || v.hbm[2] > 0 ? ", hbm" : "",
            prof && (v.measured & 1) ? ", measured act" : "", prof && (v.measured & 2) ? ", measured work" : "");
+  return bind(model, cluster, prof ? profile : NULL, v.job);
+}
+
+/* Node shapes of ri_problem_kinds by device count 3 to 6: {number of shapes, then each
+ * as {nodes, GPUs of each}}. Three nodes or more, so that three kinds can be present;
+ * two node sizes wherever the count allows it, but for {1, 1, 1, 1} (four kinds on four
+ * devices) and {2, 2, 2} (tp 2 divides every node: TP groups). */
+static const int kinds_shapes[4][6][6] = {
+  { { 1 }, { 3, 1, 1, 1 } },
+  { { 4 }, { 3, 2, 1, 1 }, { 3, 1, 2, 1 }, { 3, 1, 1, 2 }, { 4, 1, 1, 1, 1 } },
+  { { 4 }, { 3, 2, 2, 1 }, { 3, 2, 1, 2 }, { 4, 1, 2, 1, 1 }, { 4, 2, 1, 1, 1 } },
+  { { 5 }, { 3, 4, 1, 1 }, { 3, 1, 4, 1 }, { 4, 2, 2, 1, 1 }, { 4, 1, 2, 1, 2 }, { 3, 2, 2, 2 } } };
+
+hp_problem *ri_problem_kinds(unsigned long seed, char *what, size_t n_what)
+{
+  static char buf[16384], model[16384], cluster[16384], profile[16384];
+  static const char *const net_names[3] = { "node figures", "links", "matrix" };
+  char mtext[64];
+  hp_rng r, r12;
+  ri_v12 v;
+  int len = 0, L, nn, gpus[5], node_type[5], types, D = 0, net, prof, two_points, grad4, sched,
+      mbig, max_L, no_ck_mid = 0;
+  long gbs;
+  /* streams of their own, apart from ri_problem's */
+  hp__rng_seed(&r, seed * 7907 + 29);
+  hp__rng_seed(&r12, seed * 104723 + 11);
+  {
+    const int (*of_d)[6] = kinds_shapes[hp__rng_int(&r, 4)];
+    const int *sh = of_d[1 + hp__rng_int(&r, of_d[0][0])];
+    nn = sh[0];
+    for (int n = 0; n < nn; n++) { gpus[n] = sh[n + 1]; D += gpus[n]; }
+  }
+  /* the brute force walks D! placements of every split: fewer layers on more devices */
+  max_L = D <= 4 ? 5 : D == 5 ? 3 : 2;
+  L = 2 + hp__rng_int(&r, max_L - 1);
+  types = nn >= 4 ? 3 + hp__rng_int(&r, 2) : 3;
+  {   /* every type on some node (nn >= types), from a random first one; the rest at random */
+    int first = hp__rng_int(&r, types);
+    for (int n = 0; n < nn; n++) node_type[n] = n < types ? (first + n) % types : hp__rng_int(&r, types);
+  }
+  net = hp__rng_int(&r, 3);            /* 0: node figures; 1: links between nodes; 2: a matrix */
+  prof = hp__rng_int(&r, 3) == 0;
+  two_points = hp__rng_int(&r, 2);     /* the profile also measures mbs 1 */
+  grad4 = hp__rng_int(&r, 4);
+  sched = hp__rng_int(&r, 3) == 0;
+  mbig = hp__rng_int(&r, 3);           /* 0: memory binds */
+  /* a multiple of D, so that dp = D / pp divides it wherever pp can (5 and 6 devices
+   * split over 2 or 3 layers leave few configurations otherwise); D alone on 6 devices
+   * and on 4 with 5 layers, for the brute force's time */
+  gbs = D * (1L << hp__rng_int(&r, D == 6 || D * L > 16 ? 1 : 2));
+  draw_v12(&r12, types, gbs, sched ? HP_GPIPE : HP_1F1B, &v);
+  for (int l = 1; l < L - 1; l++) no_ck_mid |= (hp__rng_int(&r12, 5) == 0) << l;
+
+  /* the model */
+  len = 0;
+  APPEND("{ \"input_bytes\": %g, \"grad_bytes\": %d, ", pick(&r, 0, 2e6),
+         grad4 == 0 ? 4 : grad4 == 1 ? 6 : 2);
+  if (v.update_given) APPEND("\"update_bytes\": %g, ", v.update_bytes);
+  APPEND("\"layers\": [");
+  for (int l = 0; l < L; l++) {
+    APPEND("%s{ \"name\": \"l%d\", \"kind\": \"k%d\", \"params\": %g, \"act_bytes\": %g, "
+           "\"act_bytes_replicated\": %g, \"out_bytes\": %g, \"flops\": %g, \"tp_comm_bytes\": %g, "
+           "\"work_bytes\": %g, \"splittable\": %s",
+           l ? "," : "", l, l % 2, pick(&r, 1e6, 2e7), pick(&r, 2e6, 2e7), pick(&r, 0, 1e6),
+           pick(&r, 1e5, 4e6), pick(&r, 1e11, 5e12), hp__rng_int(&r, 3) ? pick(&r, 1e5, 4e6) : 0.0,
+           pick(&r, 0, 2e6), hp__rng_int(&r, 5) ? "true" : "false");
+    if ((l == 0 && v.ck_first) || (l == L - 1 && v.ck_last) || (no_ck_mid >> l & 1))
+      APPEND(", \"checkpointable\": false");
+    APPEND(" }");
+  }
+  APPEND("] }");
+  snprintf(model, sizeof model, "%s", buf);
+
+  /* the cluster: each type its own peak, efficiency, memory and memory bandwidth (peaks
+   * as in ri_problem, above what the profile's times allow) */
+  len = 0;
+  APPEND("{ \"device_types\": {");
+  for (int k = 0; k < types; k++) {
+    APPEND("%s \"t%d\": { \"mem_gib\": %g, \"reserved_gib\": %g, \"tflops\": %g, \"efficiency\": %g",
+           k ? "," : "", k, mbig ? pick(&r, 0.5, 2) : pick(&r, 0.15, 0.5), pick(&r, 0, 0.05),
+           pick(&r, 20, 200) * 1000, pick(&r, 0.3, 0.9) / 1000);
+    if (v.hbm[k] > 0) APPEND(", \"hbm_gbs\": %g", v.hbm[k]);
+    APPEND(" }");
+  }
+  APPEND(" }, \"nodes\": [");
+  for (int n = 0; n < nn; n++)
+    APPEND("%s{ \"name\": \"n%d\", \"type\": \"t%d\", \"gpus\": %d, \"intra_gbps\": %g, \"intra_lat_us\": %g }",
+           n ? "," : "", n, node_type[n], gpus[n], pick(&r, 50, 1000), pick(&r, 0, 10));
+  APPEND("], \"inter_gbps\": %g, \"inter_lat_us\": %g", pick(&r, 5, 100), pick(&r, 5, 40));
+  if (net == 1) {     /* some node pairs (at least one) with figures of their own */
+    int any = 0;
+    APPEND(", \"links\": [");
+    for (int a = 0; a < nn; a++)
+      for (int b = a + 1; b < nn; b++)
+        if (hp__rng_int(&r, 2) || (!any && a == nn - 2)) {
+          APPEND("%s{ \"a\": \"n%d\", \"b\": \"n%d\", \"gbps\": %g, \"lat_us\": %g }", any ? "," : "",
+                 a, b, pick(&r, 5, 200), pick(&r, 0, 30));
+          any = 1;
+        }
+    APPEND("]");
+  }
+  if (net == 2) {     /* per device pair; sometimes asymmetric (the loader takes the worse) */
+    int asym = hp__rng_int(&r, 3) == 0, lat = hp__rng_int(&r, 2);
+    double bw[6][6], lt[6][6];
+    for (int a = 0; a < D; a++)
+      for (int b = a; b < D; b++) {
+        bw[a][b] = bw[b][a] = pick(&r, 10, 900);
+        lt[a][b] = lt[b][a] = pick(&r, 0, 20);
+        if (asym) { bw[b][a] = pick(&r, 10, 900); lt[b][a] = pick(&r, 0, 20); }
+      }
+    for (int which = 0; which < 1 + lat; which++) {
+      APPEND("%s\"%s\": [", which ? ", " : ", \"bandwidth_matrix\": { ", which ? "lat_us" : "gbps");
+      for (int a = 0; a < D; a++) {
+        APPEND("%s[", a ? "," : "");
+        for (int b = 0; b < D; b++) APPEND("%s%g", b ? "," : "", which ? lt[a][b] : bw[a][b]);
+        APPEND("]");
+      }
+      APPEND("]");
+    }
+    APPEND(" }");
+  }
+  APPEND(" }");
+  snprintf(cluster, sizeof cluster, "%s", buf);
+
+  /* a profile at one micro-batch size (sometimes mbs 1 too), as in ri_problem */
+  len = 0;
+  if (prof) {
+    int m0 = 2 + 2 * hp__rng_int(&r, 2), first = 1;
+    APPEND("{ \"sequence_parallel\": %s, \"layer_times\": [",
+           v.job.sequence_parallel ? "true" : "false");
+    for (int k = 0; k < types; k++)
+      for (int kind = 0; kind < 2; kind++)
+        for (int tp = 1; tp <= 2; tp++)
+          for (int pt = 0; pt < 1 + two_points; pt++, first = 0) {
+            int mbs = pt ? 1 : m0;
+            double t = pick(&r, 0.01, 0.2) / tp * (tp == 2 ? 1.3 : 1) * (pt ? 0.5 : 1);
+            APPEND("%s{ \"kind\": \"k%d\", \"type\": \"t%d\", \"tp\": %d, \"mbs\": %d, \"seconds\": %g",
+                   first ? "" : ",", kind, k, tp, mbs, t);
+            if (v.measured & 1) APPEND(", \"act_bytes\": %g", mbs * pick(&r12, 1e6, 2.5e7) / tp);
+            if (v.measured & 2) APPEND(", \"work_bytes\": %g", mbs * pick(&r12, 0, 3e6) / tp);
+            APPEND(" }");
+          }
+    APPEND("] }");
+    snprintf(profile, sizeof profile, "%s", buf);
+  }
+  len = snprintf(what, n_what, "kinds seed %lu: %d layers, %d types, nodes", seed, L, types);
+  for (int n = 0; n < nn && len < (int)n_what; n++)
+    len += snprintf(what + len, n_what - (size_t)len, " %dxt%d", gpus[n], node_type[n]);
+  if (len < (int)n_what)
+    snprintf(what + len, n_what - (size_t)len,
+             ", %s%s, gbs %ld%s, %s, grad_bytes %d; 1.2: modes %s%s%s%s%s, max_slices %d%s%s%s%s%s",
+             net_names[net], prof ? two_points ? ", two-point profile" : ", single-point profile" : "",
+             gbs, sched ? " gpipe" : "", mbig ? "memory loose" : "memory binds",
+             grad4 == 0 ? 4 : grad4 == 1 ? 6 : 2, modes_text(v.job.sharding, mtext, sizeof mtext),
+             v.job.uniform_sharding ? " uniform" : "", v.job.idle_devices ? ", idle devices" : "",
+             v.job.sequence_parallel ? ", sequence parallel" : "",
+             v.job.grad_sync == HP_SYNC_OVERLAP ? ", overlap" : "", v.job.max_slices,
+             v.ck_first || v.ck_last || no_ck_mid ? ", not checkpointable" : "",
+             v.update_given ? ", update_bytes" : "",
+             v.hbm[0] > 0 || v.hbm[1] > 0 || v.hbm[2] > 0 || v.hbm[3] > 0 ? ", hbm" : "",
+             prof && (v.measured & 1) ? ", measured act" : "", prof && (v.measured & 2) ? ", measured work" : "");
   return bind(model, cluster, prof ? profile : NULL, v.job);
 }
 

@@ -16,6 +16,18 @@
  * fields from another, so the figures of seeds drawn before 1.2 are unchanged. */
 hp_problem *ri_problem(unsigned long seed, char *what, size_t n_what);
 
+/* Instance number `seed` of another family (its own streams; ri_problem's instances do not
+ * change): three or four device types, each its own peak, efficiency, memory and memory
+ * bandwidth, on 3 to 6 devices in nodes of 1, 2 or 4 GPUs (three nodes or more, so three
+ * kinds or more are present; two node sizes where the count allows), with node figures
+ * only, links between some node pairs, or a device bandwidth matrix (a third each,
+ * sometimes asymmetric, sometimes with latencies); 2 to 5 layers (fewer on more
+ * devices, so that ri_brute_all stays well under 0.2 s); binding memory on a third; both
+ * schedules; a profile at one or two micro-batch sizes on a third, else FLOP times; and
+ * every 1.2 field as ri_problem draws them, with middle layers sometimes not
+ * checkpointable too. */
+hp_problem *ri_problem_kinds(unsigned long seed, char *what, size_t n_what);
+
 /* Minimum evaluator time over every plan of configuration c (cost-model.md 5): every
  * placement (an injection of the slots into the devices, TP groups inside one node, tp
  * dividing the GPU count of every node used; with pp * tp * dp < D, which only a job with
