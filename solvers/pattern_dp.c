@@ -40,6 +40,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 #include "frontier.h"
 #include "search.h"
@@ -73,6 +74,12 @@ typedef struct pdp {
   double *pre;           /* [C][L+1] prefix sums of class times */
   double *rest;          /* [L+1] sum over l >= i of the fastest class time */
   double ratio[HP_PATTERN_MAX_CLASSES];   /* max_l fastest(l) / time of class c (<= 1) */
+  /* The counted state (exact): the classes in two sides, side[c] 0 or 1 (with two classes,
+   * one each: the count is exact; with more, a relaxation that prices within a side) */
+  unsigned char side[HP_PATTERN_MAX_CLASSES];
+  long ng[2];            /* TP groups of each side */
+  double sratio[2];      /* the larger ratio of each side's classes */
+  unsigned char *kside;  /* [K] the sides a kind holds: bit 0 side 0, bit 1 side 1 */
   double *ckpre;         /* [C][L+1] prefix sums of class times of checkpointable layers */
   double *ppre, *gpre;   /* [L+1] prefix sums of gathered and gradient bytes */
   double *mpre[HP_N_SHARD];   /* [L+1] prefix sums of the states in each mode */
@@ -109,19 +116,20 @@ static int insert(pdp *c, hp_front *f, const ppoint *pt)
 
 /* --- Resources: state index and its change with a kind. */
 
-/* C == 2: (a, m) = stages of class 0 alone, mixed stages; b = s - a - m. */
+/* The counted state: (a, m) = stages of side 0 alone, stages holding both sides; b = s -
+ * a - m. A stage of side 0 alone takes dp groups of side 0; one holding both, between 1
+ * and dp - 1 of each: necessary for any count of the classes, and with one class a side,
+ * sufficient. */
 static int res_next(const pdp *c, int res, int kind, int s_after)
 {
-  const hp_stage_kind *k = &c->pt->kind[kind];
-  int a, m, b, n0, n1, dp = c->dp, left = c->pp - s_after;
+  int a, m, b, dp = c->dp, left = c->pp - s_after;
+  long n0 = c->ng[0], n1 = c->ng[1];
   if (!c->exact || c->C == 1) return 0;
   a = res / (c->pp + 1);
   m = res % (c->pp + 1);
-  if (k->mask == 1u) a++;
-  else if (k->mask == 3u) m++;
+  if (c->kside[kind] == 1u) a++;
+  else if (c->kside[kind] == 3u) m++;
   b = s_after - a - m;
-  n0 = c->pt->groups[0];
-  n1 = c->pt->groups[1];
   /* used so far: class 0 in [a dp + m, a dp + m (dp - 1)], class 1 alike */
   if ((long)a * dp + m > n0 || (long)b * dp + m > n1) return -1;
   if ((long)a * dp + (long)m * (dp - 1) + (long)left * dp < n0) return -1;
@@ -135,8 +143,7 @@ static int res_final_ok(const pdp *c, int res)
   if (!c->exact || c->C == 1) return 1;
   a = res / (c->pp + 1);
   m = res % (c->pp + 1);
-  return (long)a * c->dp + m <= c->pt->groups[0] &&
-         c->pt->groups[0] <= (long)a * c->dp + (long)m * (c->dp - 1);
+  return (long)a * c->dp + m <= c->ng[0] && c->ng[0] <= (long)a * c->dp + (long)m * (c->dp - 1);
 }
 
 /* The least priced cost of a kind's groups, and the counts that reach it (may be NULL). */
@@ -229,22 +236,23 @@ static double completion_bound(const pdp *c, const ppoint *x, int s, int i, int 
   double rest = c->rest[i], M = x->fig[FM], T = 0;
   int left = c->pp - s;
   if (left > 0) T = rest / left;        /* the largest remaining stage is at least the mean */
-  if (left > 0 && c->exact && c->C == 2) {
-    /* with groups counted: at most k0 of the remaining stages can be of class 0 alone, at
-     * most k1 of class 1 alone; a stage holding a group of class c takes at least its
+  if (left > 0 && c->exact && c->C >= 2) {
+    /* with groups counted: at most k0 of the remaining stages can be of side 0 alone, at
+     * most k1 of side 1 alone; a stage holding a group of class c takes at least its
      * layers' class-c time, so holds at most ratio[c] x T of fastest time (ratio[c] =
-     * max_l fastest_l / time_c(l)); hence, the k0 stages counted at the larger ratio,
-     * T >= rest / (k0 max ratio + (left - k0) ratio[1]), and symmetrically */
+     * max_l fastest_l / time_c(l)), a stage holding side 1 at most sratio[1] x T (the
+     * larger of its classes'); hence, the k0 stages counted at the larger ratio,
+     * T >= rest / (k0 max ratio + (left - k0) sratio[1]), and symmetrically */
     int a = res / (c->pp + 1), m = res % (c->pp + 1), b = s - a - m;
-    long k0 = (c->pt->groups[0] - ((long)a * c->dp + m)) / c->dp;
-    long k1 = (c->pt->groups[1] - ((long)b * c->dp + m)) / c->dp;
+    long k0 = (c->ng[0] - ((long)a * c->dp + m)) / c->dp;
+    long k1 = (c->ng[1] - ((long)b * c->dp + m)) / c->dp;
     if (k0 > left) k0 = left;
     if (k1 > left) k1 = left;
     if (k0 < 0) k0 = 0;
     if (k1 < 0) k1 = 0;
-    double hi = fmax(c->ratio[0], c->ratio[1]);   /* the k stages alone: at most the larger */
-    double d0 = k0 * hi + (left - k0) * c->ratio[1];
-    double d1 = k1 * hi + (left - k1) * c->ratio[0];
+    double hi = fmax(c->sratio[0], c->sratio[1]);   /* the k stages alone: at most the larger */
+    double d0 = k0 * hi + (left - k0) * c->sratio[1];
+    double d1 = k1 * hi + (left - k1) * c->sratio[0];
     if (d0 > 0 && rest / d0 > T) T = rest / d0;
     if (d1 > 0 && rest / d1 > T) T = rest / d1;
   }
@@ -467,14 +475,14 @@ static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cuto
 }
 
 /* The Lagrangian bound: the best of the priced runs over a search of prices. */
-static hp_err lagrange(pdp *c, hp_pat_result *r, double cutoff, int *done)
+static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted, int *done)
 {
   double lam[HP_PATTERN_MAX_CLASSES] = {0}, v, scale = 0;
   int use[HP_PATTERN_MAX_CLASSES], C = c->C;
   hp_err err;
   release(c);
-  c->exact = 0;
-  c->R = 1;
+  c->exact = counted;                  /* the sides counted, prices within them */
+  c->R = counted ? (c->pp + 1) * (c->pp + 1) : 1;
   if ((err = setup_frontiers(c))) return err;
   if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
   r->bound = v;
@@ -516,6 +524,81 @@ static hp_err lagrange(pdp *c, hp_pat_result *r, double cutoff, int *done)
   return HP_OK;
 }
 
+static hp_err lagrange(pdp *c, hp_pat_result *r, double cutoff, int counted, int *done);
+
+/* Puts the classes of `mask0` on side 0 and the rest on side 1 (the counted state). */
+static void set_sides(pdp *c, unsigned mask0)
+{
+  c->ng[0] = c->ng[1] = 0;
+  c->sratio[0] = c->sratio[1] = 0;
+  for (int x = 0; x < c->C; x++) {
+    int sd = !(mask0 >> x & 1u);
+    c->side[x] = (unsigned char)sd;
+    c->ng[sd] += c->pt->groups[x];
+    if (c->ratio[x] > c->sratio[sd]) c->sratio[sd] = c->ratio[x];
+  }
+  for (int k = 0; k < c->K; k++) {
+    unsigned m = c->pt->kind[k].mask, b = 0;
+    for (int x = 0; x < c->C; x++)
+      if (m >> x & 1u) b |= 1u << c->side[x];
+    c->kside[k] = (unsigned char)b;
+  }
+}
+
+/* With three classes or more: the counted state over two sides of the classes, with prices
+ * within them. The sides tried are the fastest classes against the rest (1, 2, .., C - 1
+ * of them, by their time for the whole model), each by one unpriced run; the price search
+ * then runs on the side that bound best. A relaxation of the exact count (the sides'
+ * counts are necessary), and of the plain prices' (it adds constraints), so a bound. */
+static hp_err counted_sides(pdp *c, hp_pat_result *r, double cutoff, int *done)
+{
+  int order[HP_PATTERN_MAX_CLASSES], C = c->C, use[HP_PATTERN_MAX_CLASSES];
+  double zero[HP_PATTERN_MAX_CLASSES] = {0}, best = -INFINITY, v;
+  unsigned best_mask = 1u, mask = 0;
+  hp_err err;
+  for (int x = 0; x < C; x++) order[x] = x;
+  for (int x = 1; x < C; x++)            /* fastest first (insertion sort: C <= 6) */
+    for (int y = x; y > 0 && c->pre[(size_t)order[y] * (c->L + 1) + c->L] <
+                                 c->pre[(size_t)order[y - 1] * (c->L + 1) + c->L]; y--) {
+      int t = order[y]; order[y] = order[y - 1]; order[y - 1] = t;
+    }
+  for (int k = 1; k < C; k++) {
+    mask |= 1u << order[k - 1];
+    set_sides(c, mask);
+    release(c);
+    c->exact = 1;
+    c->R = (c->pp + 1) * (c->pp + 1);
+    if ((err = setup_frontiers(c))) return err;
+    if ((err = priced(c, zero, r, cutoff, &v, use, done))) return err;
+    if (!*done) {                      /* stopped: what the sides tried so far bound it */
+      if (r->bound > -INFINITY) { *done = 1; r->partial = 1; }
+      return HP_OK;
+    }
+    if (getenv("PDBG")) fprintf(stderr, "side mask %x: %.6f work %ld\n", mask, v, c->work);
+    if (v > best) { best = v; best_mask = mask; }
+    if (best > r->bound) r->bound = best;
+    if (best >= cutoff) return HP_OK;
+  }
+  set_sides(c, best_mask);
+  if ((err = lagrange(c, r, cutoff, 1, done)) || !*done) return err;
+  if (getenv("PDBG")) fprintf(stderr, "lagrange: %.6f work %ld\n", r->bound, c->work);
+  if (best > r->bound) r->bound = best;
+  return HP_OK;
+}
+
+/* The price search, anytime: stopped (deadline, stop or too many points) after a run that
+ * completed, it keeps the best bound found so far, which holds for every price, and says
+ * the bound is partial (the driver may resume it with more time). */
+static hp_err lagrange(pdp *c, hp_pat_result *r, double cutoff, int counted, int *done)
+{
+  hp_err err = price_search(c, r, cutoff, counted, done);
+  if (!err && !*done && r->bound > -INFINITY) {
+    *done = 1;
+    r->partial = 1;
+  }
+  return err;
+}
+
 void hp__pat_opts_init(hp_pat_opts *o)
 {
   memset(o, 0, sizeof *o);
@@ -540,7 +623,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   const hp_costs *tab = &pt->tab;
   pdp c;
   hp_err err = HP_OK;
-  int L = tab->n_layers, done = 0;
+  int L = tab->n_layers, done = 0, counted;
   memset(&c, 0, sizeof c);
   memset(r, 0, sizeof *r);
   hp__fpool_init(&c.pool, sizeof(ppoint), 8192, PAT_MAX_POINTS);
@@ -559,6 +642,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   r->kind = hp__calloc((size_t)c.pp, sizeof *r->kind);
   r->rec = hp__calloc((size_t)c.pp, sizeof *r->rec);
   c.pen = hp__calloc((size_t)c.K + 1, sizeof *c.pen);
+  c.kside = hp__calloc((size_t)c.K + 1, sizeof *c.kside);
   c.pre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.pre);
   c.ckpre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.ckpre);
   c.modes = hp_job_modes(&p->job);
@@ -567,7 +651,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     if (!(c.mpre[m] = hp__calloc((size_t)L + 1, sizeof *c.mpre[m]))) err = HP_NOMEM;
   c.ppre = hp__calloc((size_t)L + 1, sizeof *c.ppre);
   c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
-  if (!r->first || !r->kind || !r->rec || !c.pen || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre || err) {
+  if (!r->first || !r->kind || !r->rec || !c.pen || !c.kside || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre || err) {
     err = HP_NOMEM;
     goto done;
   }
@@ -597,8 +681,10 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   }
   /* the exact count of groups where it is affordable, else (or when it gives up) prices */
   /* the exact count's frontiers: (L + 1)(K + 1)(pp + 1)^2 lists, affordable up to a size */
-  if (o->exact != 0 && c.C <= 2 &&
-      (o->exact == 1 || (double)(L + 1) * (c.K + 1) * (c.C == 2 ? (double)(c.pp + 1) * (c.pp + 1) : 1) <= PAT_EXACT_LISTS)) {
+  counted = o->exact == 1 ||
+            (o->exact != 0 && (double)(L + 1) * (c.K + 1) * (double)(c.pp + 1) * (c.pp + 1) <= PAT_EXACT_LISTS);
+  if (c.C == 2) set_sides(&c, 1u);
+  if (c.C <= 2 && (o->exact == 1 || (o->exact != 0 && (c.C == 1 || counted)))) {
     double zero[HP_PATTERN_MAX_CLASSES] = {0};
     int use[HP_PATTERN_MAX_CLASSES];
     double v;
@@ -619,13 +705,25 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     r->kept = -INFINITY;
   }
   c.max_work = 0;
-  err = lagrange(&c, r, o->cutoff, &done);
+  if (c.C >= 3 && counted) {
+    r->sides = 1;
+    err = counted_sides(&c, r, o->cutoff, &done);
+    if (!err && !done && c.overflow && !c.stopped) {   /* too many points: plain prices */
+      r->sides = 0;
+      r->found = 0;
+      r->kept = -INFINITY;
+      err = lagrange(&c, r, o->cutoff, 0, &done);
+    }
+  } else {
+    err = lagrange(&c, r, o->cutoff, 0, &done);
+  }
   r->done = done && !err;
 done:
   r->work = c.work;
   r->merged = c.merged;
   release(&c);
   free(c.pen);
+  free(c.kside);
   free(c.pre);
   free(c.ckpre);
   free(c.rest);

@@ -27,12 +27,14 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   o.stop = lim->stop;
   if (!(err = hp__pattern_bound(p, &pt, &o, &r, d))) {
     b->work += r.work;
-    if (r.done) {
-      b->done = 1;
+    if (r.done && (!b->done || r.bound >= b->bound)) {   /* a rerun keeps the better bound */
       b->bound = r.bound;
       b->exact = r.exact;
       b->merged = r.merged;
+      b->partial = r.partial;
+      b->sides = r.sides;
     }
+    if (r.done) b->done = 1;
     if (r.found && !(err = hp__pattern_plan(p, &pt, &r, o.deadline, lim->stop, pl, &found, d)) && found)
       err = hp__score_offer(p, lim, pl, out, d);
     hp__pat_result_release(&r);

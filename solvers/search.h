@@ -206,6 +206,8 @@ typedef struct hp_pat_result {
   double bound;        /* lower bound on every plan of the configuration; INFINITY: none
                         * fits; the cutoff when nothing is below it */
   int exact;           /* the bound counted groups exactly (else it is Lagrangian) */
+  int sides;           /* Lagrangian over a count of two sides of the classes (3 or more) */
+  int partial;         /* the price search stopped early: `bound` holds, a better may exist */
   int merged;          /* some frontier merged points (a relaxation of the DP's own) */
   int found;           /* a sequence below the cutoff is recorded: */
   int *first;          /* [pp + 1] stage starts */
@@ -258,6 +260,8 @@ typedef struct hp_cfg_bound {
   int exact;           /* groups counted exactly, not priced */
   int merged;          /* the DP's frontiers merged points (a further relaxation) */
   int enumerated;      /* `bound` is the configuration's optimum, by enumeration */
+  int partial;         /* its DP stopped in the price search: the bound holds, may rise */
+  int sides;           /* counted over two sides of the classes, priced within */
   long work;
 } hp_cfg_bound;
 

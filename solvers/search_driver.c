@@ -74,7 +74,7 @@ typedef struct search {
   hp_cfg_bound *b;      /* [n] the pattern bounds */
   int *disagree;        /* [n] the DP and the MIP disagreed on configuration i */
   open_cfg *open;       /* [n] phase 4's configurations */
-  double *scratch;      /* [7 n] for merging */
+  double *scratch;      /* [9 n] for merging */
   long *lens;           /* [team size] the bytes each member sends in merge_plans: taken at
                          * the start, so that no merge allocates before its collective */
   int refuted;          /* the closing phase found a plan below a configuration's DP bound */
@@ -188,9 +188,11 @@ static hp_err merge_figures(search *s, hp_diag *d)
     v[4 * n + i] = (double)s->b[i].work;
     v[5 * n + i] = s->b[i].merged;
     v[6 * n + i] = s->b[i].enumerated;
+    v[7 * n + i] = s->b[i].partial;
+    v[8 * n + i] = s->b[i].sides;
   }
   bad |= t->reduce(t->ctx, v, 3L * n, HP_TEAM_MAX);
-  bad |= t->reduce(t->ctx, v + 5L * n, 2L * n, HP_TEAM_MAX);
+  bad |= t->reduce(t->ctx, v + 5L * n, 4L * n, HP_TEAM_MAX);
   bad |= t->reduce(t->ctx, v + 3L * n, n, HP_TEAM_MIN);
   bad |= t->reduce(t->ctx, v + 4L * n, n, HP_TEAM_MAX);   /* one member did each */
   bad |= t->reduce(t->ctx, &st, 1, HP_TEAM_MAX);
@@ -205,6 +207,8 @@ static hp_err merge_figures(search *s, hp_diag *d)
     s->b[i].work = (long)v[4 * n + i];
     s->b[i].merged = v[5 * n + i] > 0;
     s->b[i].enumerated = v[6 * n + i] > 0;
+    s->b[i].partial = v[7 * n + i] > 0;
+    s->b[i].sides = v[8 * n + i] > 0;
   }
   s->out->stopped = (hp_stop)st;
   return HP_OK;
@@ -309,13 +313,14 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       double share = INFINITY;
       if (q >= s->n) break;
       i = s->order[q];
-      if (s->b[i].done) continue;
+      /* round 1 also resumes a price search stopped early whose bound is below the best plan */
+      if (s->b[i].done && !(round == 1 && s->b[i].partial && !pruned_at(s, i, incumbent(s)))) continue;
       if (hp__should_stop(s->lim, s->deadline, s->out)) break;
       /* round 0: a few times the configuration's share of the time left. A team keeps the
        * single process's share, though it has more time in all: what round 0 cuts short,
        * round 1 finishes under a better cutoff, so a larger share would only do more work
        * under a worse one (measured: 20 % more) */
-      for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done;
+      for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done || s->b[s->order[k]].partial;
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline, share,
                                s->out, &s->b[i], d);
@@ -519,15 +524,16 @@ static void name_open(const search *s)
  * optimum), counted exactly, priced (the Lagrangian bound), merged frontiers. */
 static void basis_note(const search *s)
 {
-  int en = 0, ex = 0, pr = 0, mg = 0;
+  int en = 0, ex = 0, sd = 0, pr = 0, mg = 0, pa = 0;
   for (int i = 0; i < s->n; i++) {
     if (s->b[i].enumerated) { en++; continue; }
-    if (s->b[i].exact) ex++; else pr++;
+    if (s->b[i].exact) ex++; else if (s->b[i].sides) sd++; else pr++;
     mg += s->b[i].merged;
+    pa += s->b[i].partial;
   }
-  snprintf(s->out->space_note, sizeof s->out->space_note, "configuration bounds: %d enumerated, "
-           "%d groups counted exactly, %d priced (Lagrangian), %d with merged frontiers", en, ex,
-           pr, mg);
+  snprintf(s->out->space_note, sizeof s->out->space_note, "bounds: %d enumerated, %d counted "
+           "exactly, %d counted in two sides and priced, %d priced, %d merged, %d price searches "
+           "cut short", en, ex, sd, pr, mg, pa);
 }
 
 /* The certificate's bound and status; over a part of the job's space, only a status
@@ -621,7 +627,7 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   s.b = hp__calloc((size_t)s.n + 1, sizeof *s.b);
   s.disagree = hp__calloc((size_t)s.n + 1, sizeof *s.disagree);
   s.open = hp__calloc((size_t)s.n + 1, sizeof *s.open);
-  s.scratch = hp__calloc(7 * (size_t)s.n + 1, sizeof *s.scratch);
+  s.scratch = hp__calloc(9 * (size_t)s.n + 1, sizeof *s.scratch);
   s.lens = hp__calloc((size_t)s.team->size + 1, sizeof *s.lens);
   if (!err && (!s.fixed || !s.b || !s.disagree || !s.open || !s.scratch || !s.lens))
     err = hp_fail(d, HP_NOMEM, "out of memory");
