@@ -241,6 +241,28 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
       rb_emit(m, &r, 'G', c0 - big, "sync_s%d_k%d", s, k);
     }
 
+  /* U >= the optimizer step of the stage's kind: upd / hbm with the kind's least hbm (a
+   * device of every class of the kind is in the stage, cost-model.md 3), zdp layers' bytes
+   * divided by dp; where the job lists zero1 or zero2 every layer may shard its step
+   * without a gather, so all are divided (the DP's stage_step takes the same figures). */
+  int ucol = col(m, 0, INFINITY, 0, 1, "U");
+  unsigned modes = hp_job_modes(&prob->job);
+  int step_sharded = dp > 1 && (modes & (1u << HP_SHARD_ZERO1 | 1u << HP_SHARD_ZERO2)) != 0;
+  for (int s = 0; s < pp; s++)
+    for (int k = 0; k < K; k++) {
+      double hbm = pt->kind[k].hbm, big = 0;
+      if (!(hbm > 0)) continue;
+      rb_add(&r, ucol, 1);
+      for (int l = 0; l < L; l++) {
+        double u = tab->layer[l].upd / hbm * HP_MIP_MS / (step_sharded ? dp : 1);
+        big += u;
+        rb_add(&r, x[l * pp + s], -u);
+        if (!step_sharded && w[l * pp + s] >= 0) rb_add(&r, w[l * pp + s], u * (1 - 1.0 / dp));
+      }
+      rb_add(&r, map->kind[s * K + k], -big);
+      rb_emit(m, &r, 'G', -big, "step_s%d_k%d", s, k);
+    }
+
   /* Memory against the smallest capacity of the kind's classes. */
   for (int s = 0; s < pp; s++) {
     int maxima[3];

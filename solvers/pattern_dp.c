@@ -15,12 +15,13 @@
  * next stage's kind, so its M term takes c[s] >= t[s] + (e_min(s-1) + e_out(s)) / 2 with
  * e_out(s) the least hand-off after the stage's last layer to a stage of any kind: no
  * larger than the real one (exact where the best next kind is the one taken).
- * e_min (hp_patterns_handoff) divides a link between nodes by tp only: the tp lanes of
- * a replica cross together, so H_s(n) >= tp there, and more lanes sharing a node's
- * interface are only slower. Recompute re-runs checkpointable layers only
- * (ck_l, 7.15): a prefix sum of their times per class. The reduction red, the step U
- * and gat are dropped where they are not bounded (Q is the reduction under `end`, 0
- * under `overlap`, where T >= max_r T[r] + step + gat; U and gat are >= 0). Memory is
+ * e_min (hp_patterns_handoff) divides a link between nodes by the lanes that must share
+ * it (hp_pattern.h: tp, or more next to a stage on one node), and more lanes sharing a
+ * node's interface are only slower. Recompute re-runs checkpointable layers only
+ * (ck_l, 7.15): a prefix sum of their times per class. Q is max_s (q[s] + U[s]) with q
+ * the reduction under `end` (0 under `overlap`, where T >= max_r T[r] + step + gat) and U
+ * a bound on the stage's optimizer step (stage_step): T >= ... + max red + step >= ... +
+ * max_s (red[s] + U[s]). gat is dropped (>= 0). Memory is
  * counted with the least act/work over device types (hp_patterns_least_act) against the
  * least capacity of the kind: never above a device's own (7.20). With a job whose
  * sharding list lacks zdp, nothing is sharded (phi = 0).
@@ -78,6 +79,7 @@ typedef struct pdp {
   double ratio[HP_PATTERN_MAX_CLASSES];   /* max_l fastest(l) / time of class c (<= 1) */
   double *ckpre;         /* [C][L+1] prefix sums of class times of checkpointable layers */
   double *spre, *ppre, *gpre;   /* [L+1] prefix sums of states, gathered and gradient bytes */
+  double *upre;          /* [L+1] prefix sums of the optimizer step's bytes (replicated) */
   int allow_zdp;         /* the job's sharding list has zdp */
   hp_fpool pool;         /* of ppoints, at most PAT_MAX_POINTS */
   hp_front *cur, *nxt;   /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
@@ -168,7 +170,11 @@ static double kind_penalty(const pdp *c, int kind, int *count)
 
 /* --- One stage's option: layers i..j, a kind and the recompute flag. */
 
-typedef struct popt { double t_max, t_min, q; int ok; } popt;
+typedef struct popt {
+  double t_max, t_min, q;
+  double phi, phi_sync;  /* the fraction sharded for the times, and for the sync */
+  int ok;
+} popt;
 
 /* Adds layer l, replicated, to a stage's memory terms with its least act/work over device
  * types (hp_costs_mem_add's terms, each no larger than any device's). */
@@ -217,7 +223,42 @@ static void stage_option(const pdp *c, int i, int j, int kind, int rec, double m
   o->t_min = lo + gather;
   o->q = c->p->job.grad_sync == HP_SYNC_OVERLAP ? 0   /* overlapped: T >= the pipeline */
          : hp_cost_reduce((1 - phi_sync) * G, 0, dp, k->bdp, k->latdp);
+  o->phi = phi;
+  o->phi_sync = phi_sync;
   o->ok = 1;
+}
+
+/* A lower bound on the optimizer step of any plan whose stage is option o: its devices
+ * hold the stage's layers, and a device of every class of the kind is among them, so
+ *   step >= U[s] >= upd (1 - f (1 - 1/dp)) / hbm
+ * with upd the stage's update bytes, f the fraction of them sharded and hbm the kind's
+ * least bandwidth (cost-model.md 3, 7.14). It enters the Q figure as q + U: T >= max_s red
+ * + step >= max_s (red[s] + U[s]), which keeps the DP's three figures.
+ * Which f: sharding a fraction f > phi more (zdp, the only mode that shards with modes
+ * {dp, zdp}) adds at least rate_t (f - phi) to the stage time of every replica, which
+ * the sum S counts at least once, and lowers U by rate_u (f - phi) and the sync by at
+ * most rate_q (f - phi) where q took phi (0 where q took full sharding or is 0): so when
+ * rate_u <= rate_t - rate_q, T >= M + S + max(q + U) at phi holds for every f >= phi
+ * (a decrease d of one stage's q + U lowers the max by at most d, the S term rises by
+ * more); else f = 1, the least U. Where the job lists zero1 or zero2, a layer shards its
+ * step with no gather at all: f = 1. */
+static double stage_step(const pdp *c, int i, int j, int kind, const popt *o)
+{
+  const hp_stage_kind *k = &c->pt->kind[kind];
+  unsigned modes = hp_job_modes(&c->p->job);
+  int dp = c->dp;
+  double upd = c->upre[j + 1] - c->upre[i], f = 1;
+  if (!(k->hbm > 0)) return 0;
+  if (dp <= 1 || !(modes & ~(1u << HP_SHARD_DP))) return upd / k->hbm;
+  if (!(modes & (1u << HP_SHARD_ZERO1 | 1u << HP_SHARD_ZERO2))) {
+    double Pz = c->ppre[j + 1] - c->ppre[i], G = c->gpre[j + 1] - c->gpre[i];
+    double rate_t = hp_cost_gather(Pz, 0, 1, dp, k->bdp, 0) + hp_cost_grad_scatter(G, 1, dp, k->bdp, 0);
+    double rate_q = c->p->job.grad_sync == HP_SYNC_OVERLAP || o->phi_sync != o->phi
+                    ? 0 : hp_cost_reduce(G, 0, dp, k->bdp, 0);
+    double rate_u = upd * (1 - 1.0 / dp) / k->hbm;
+    if (rate_u <= rate_t - rate_q) f = o->phi;
+  }
+  return upd * (1 - f * (1 - 1.0 / dp)) / k->hbm;
 }
 
 /* A lower bound on any completion of a point at (stage s done, next layer i). */
@@ -327,6 +368,7 @@ static hp_err run(pdp *c, long *best)
             popt o;
             stage_option(c, i, j, k, rec, mem0[rec], states, &o);
             if (!o.ok) continue;
+            o.q += stage_step(c, i, j, k, &o);
             int rflag = rec;
             if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
             double eout = INFINITY;     /* the least outgoing hand-off, over next kinds */
@@ -560,7 +602,9 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.spre = hp__calloc((size_t)L + 1, sizeof *c.spre);
   c.ppre = hp__calloc((size_t)L + 1, sizeof *c.ppre);
   c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
-  if (!r->first || !r->kind || !r->rec || !c.pen || !c.pre || !c.ckpre || !c.rest || !c.spre || !c.ppre || !c.gpre) {
+  c.upre = hp__calloc((size_t)L + 1, sizeof *c.upre);
+  if (!r->first || !r->kind || !r->rec || !c.pen || !c.pre || !c.ckpre || !c.rest || !c.spre || !c.ppre || !c.gpre ||
+      !c.upre) {
     err = HP_NOMEM;
     goto done;
   }
@@ -586,6 +630,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     c.spre[l + 1] = c.spre[l] + tab->layer[l].state;
     c.ppre[l + 1] = c.ppre[l] + tab->layer[l].param;
     c.gpre[l + 1] = c.gpre[l] + tab->layer[l].grad;
+    c.upre[l + 1] = c.upre[l] + tab->layer[l].upd;
   }
   /* the exact count of groups where it is affordable, else (or when it gives up) prices */
   /* the exact count's frontiers: (L + 1)(K + 1)(pp + 1)^2 lists, affordable up to a size */
@@ -623,6 +668,7 @@ done:
   free(c.spre);
   free(c.ppre);
   free(c.gpre);
+  free(c.upre);
   if (err) {
     hp__pat_result_release(r);
     return hp_fail(d, err, "pattern DP: %s", hp_strerror(err));

@@ -102,7 +102,7 @@ static hp_err add_kind(hp_patterns *pt, int *cap, unsigned mask, int single)
     pt->kind = nk;
     *cap = ncap;
   }
-  pt->kind[pt->n_kind++] = (hp_stage_kind){ mask, single, 0, 0, 0 };
+  pt->kind[pt->n_kind++] = (hp_stage_kind){ mask, single, 0, 0, 0, 0 };
   return HP_OK;
 }
 
@@ -125,6 +125,7 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
       if (kd->mask >> c & 1) {
         const hp_devtype *t = &p->cluster->types[cl->cls[c].type];
         if (t->mem - t->reserved < kd->cap) kd->cap = t->mem - t->reserved;
+        if (t->hbm > 0 && (kd->hbm == 0 || t->hbm < kd->hbm)) kd->hbm = t->hbm;
       }
     if (dp == 1) continue;
     if (kd->single) {   /* a replica group is dp GPUs of one node: no better than a dp-subset */
@@ -151,10 +152,22 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
   return HP_OK;
 }
 
+/* The replicas of a boundary out of (or into) a single-node stage of class c whose lanes
+ * must leave its node: the node holds the stage's dp groups and room for at most
+ * per_node[c] - dp groups of the other stage, so at least 2 dp - per_node[c] of the
+ * other stage's groups lie elsewhere (at least 1 when a replica crosses at all). */
+static int crossing_single(const hp_patterns *pt, const hp_stage_kind *k, int dp)
+{
+  int x = 2 * dp - pt->per_node[__builtin_ctz(k->mask)];
+  return x > 1 ? x : 1;
+}
+
 /* The best hand-off link from a stage of kind a to the next of kind b: inside a node of a
  * class both have, if one node can hold a TP group of each (a lane inside a node shares
- * nothing, 7.11), else between their classes, shared by at least the tp lanes -- by all
- * dp tp lanes of the boundary when both kinds hold their stage on one node each. */
+ * nothing, 7.11), else between their classes, shared by at least the tp lanes of every
+ * replica that crosses between the two nodes' interfaces: all dp tp lanes of the boundary
+ * when both kinds hold their stage on one node each, and tp (2 dp - per_node) when one
+ * does (crossing_single). */
 static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
 {
   int C = cl->n, K = pt->n_kind, tp = pt->tab.tp;
@@ -166,8 +179,15 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
        * sends all its tp lanes between them, so H_s(n) >= tp on both. Two stages each on
        * one node (single kinds), on two nodes, send every lane of the boundary between
        * those two: H_s = dp tp on both (cost-model.md 3, 7.11, 7.18); on one node, the
-       * intra-node option above. Each lane sees at most the link / share. */
-      int share = ka->single && kb->single ? dp * tp : tp;
+       * intra-node option above. One stage on one node n (single kind): every replica
+       * whose other stage's group is off n sends its tp lanes over n's interface, so a
+       * crossing replica sees H_s(n) >= tp x crossing_single (a replica that stays on n is
+       * the intra-node option). Each lane sees at most the link / share. */
+      int cross = 1;
+      if (ka->single && kb->single) cross = dp;
+      else if (ka->single) cross = crossing_single(pt, ka, dp);
+      else if (kb->single) cross = crossing_single(pt, kb, dp);
+      int share = cross * tp;
       for (int c = 0; c < C; c++) {
         if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1)) continue;
         int need = (ka->single ? dp : 1) + (kb->single ? dp : 1);

@@ -24,6 +24,10 @@ typedef struct hp_stage_kind {
   double cap;          /* least capacity less reserve among the classes present, bytes */
   double bdp, latdp;   /* Bdp <= bdp and latdp >= latdp for every placement of the kind
                         * (0 when dp = 1) */
+  double hbm;          /* least memory bandwidth among the classes present that have one,
+                        * bytes/s: every class of the mask has a device in the stage, so its
+                        * optimizer step is no faster than at this figure (0: none has one,
+                        * no step; cost-model.md 3) */
 } hp_stage_kind;
 
 typedef struct hp_patterns {

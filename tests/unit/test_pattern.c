@@ -74,3 +74,90 @@ TEST(pattern_bound_never_exceeds_brute_force_on_70_random_instances)
   fprintf(stderr, "  %d instances, %d configurations, exact bound tight on %d\n", instances, configs, tight);
   CHECK(instances == harness_count(70));
 }
+
+/* Three nodes of four GPUs, 80 Gbit/s (10 GB/s) between them, 800 inside: pp 3, tp 1,
+ * dp 4. A stage on one node fills it (per_node 4 = dp), so every replica of the boundary
+ * to a stage of any kind crosses its interface: H_s(n) = 4 lanes, 10 / 4 = 2.5 GB/s a lane
+ * (cost-model.md 3). Two spanning stages can share a node: the intra-node 100 GB/s. */
+TEST(pattern_handoff_next_to_a_full_node_shares_its_interface_among_every_replica)
+{
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"b\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"c\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 4, HP_1F1B);
+  hp_classes cl;
+  hp_patterns pt;
+  hp_plan *pl = NULL;
+  hp_diag d = {0};
+  hp_config c = { 3, 1, 4, 1 };
+  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+  CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
+  CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+  int one = hp_patterns_find(&pt, 1u, 1), span = hp_patterns_find(&pt, 1u, 0), K = pt.n_kind;
+  CHECK(one >= 0 && span >= 0);
+  if (one >= 0 && span >= 0) {
+    CHECK_NEAR(pt.hbw[one * K + span], 2.5e9, 1e-6);     /* was 10 GB/s: tp lanes only */
+    CHECK_NEAR(pt.hbw[span * K + one], 2.5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[one * K + one], 2.5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[span * K + span], 100e9, 1e-6);
+    CHECK_NEAR(pt.hlat[one * K + span], 10e-6, 1e-15);
+  }
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+  hp_classes_release(&cl);
+  hp_problem_destroy(&p);
+}
+
+/* The bound of configuration c (exact count), NAN if it did not run to its end. */
+static double exact_bound(const hp_problem *p, const hp_config *c)
+{
+  hp_classes cl;
+  hp_diag d = {0};
+  double t;
+  if (hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d)) return NAN;
+  double b = pattern_bound(p, &cl, c, 1, &t);
+  hp_classes_release(&cl);
+  return b;
+}
+
+/* The optimizer step enters the bound. fx_tiny_model: 11e6 parameters, F = 11e12 per
+ * sample; 16 state bytes (opt 12), so update_bytes 2 x 12 + 2 + 2 = 28: upd = 308e6 bytes.
+ * One GPU of 100 TFLOPS at 0.5: t = 11e12 / 50e12 = 0.22 s, gbs 1: T = 0.22 + upd / hbm,
+ * 308e6 / 1e12 = 0.308 ms. Two GPUs on one node (800 Gbit/s = 100 GB/s, 2 us), dp 2, gbs
+ * 2, modes dp and zdp: red = 2 (1/2) 22e6 / 100e9 + 2 x 2 us = 0.224 ms. Sharding a
+ * fraction adds 0.33 ms x f per micro-batch (gather 0.22, scatter 0.11), saves 0.22 ms x f
+ * of sync and (1/2) upd / hbm x f of step: at hbm 2000 GB/s 0.077 ms <= 0.11, so the bound
+ * keeps the whole step, 0.154 ms, and equals the all-dp plan (0.220378 s); at 1000 GB/s
+ * 0.154 ms > 0.11, so it takes the sharded step 308e6 / 2 / 1e12 = 0.154 ms: the optimum
+ * is then all zdp, 0.22 + 0.332 ms (gather, scatter) + 4 us (sync latency) + 0.154 ms. */
+TEST(pattern_bound_counts_the_optimizer_step)
+{
+  static const char one_gpu[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5,"
+    "    \"hbm_gbs\": 1000 } },"
+    "  \"nodes\": [ { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 1, \"intra_gbps\": 800 } ] }";
+  static const char two_gpus[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5,"
+    "    \"hbm_gbs\": %d } },"
+    "  \"nodes\": [ { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800,"
+    "    \"intra_lat_us\": 2 } ] }";
+  char text[512];
+  hp_problem *p = fx_problem(fx_tiny_model, one_gpu, NULL, 1, HP_1F1B);
+  hp_config c1 = { 1, 1, 1, 1 }, c2 = { 1, 1, 2, 1 };
+  CHECK_NEAR(exact_bound(p, &c1), 0.22 + 0.308e-3, 1e-12);
+  CHECK_NEAR(ri_brute_config(p, &c1), 0.22 + 0.308e-3, 1e-12);
+  hp_problem_destroy(&p);
+  for (int hbm = 1000; hbm <= 2000; hbm += 1000) {
+    snprintf(text, sizeof text, two_gpus, hbm);
+    p = fx_problem(fx_tiny_model, text, NULL, 2, HP_1F1B);
+    p->job.sharding = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP;
+    CHECK_NEAR(exact_bound(p, &c2), 0.22 + 0.224e-3 + 0.154e-3, 1e-12);
+    CHECK_NEAR(ri_brute_config(p, &c2), hbm == 2000 ? 0.22 + 0.224e-3 + 0.154e-3
+                                                    : 0.22 + 0.332e-3 + 0.004e-3 + 0.154e-3, 1e-12);
+    hp_problem_destroy(&p);
+  }
+}
