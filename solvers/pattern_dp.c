@@ -14,7 +14,11 @@
  * incoming hand-off when it adds the stage (the previous kind is in the state), not the
  * next stage's kind, so its M term takes c[s] >= t[s] + (e_min(s-1) + e_out(s)) / 2 with
  * e_out(s) the least hand-off after the stage's last layer to a stage of any kind: no
- * larger than the real one (exact where the best next kind is the one taken).
+ * larger than the real one (exact where the best next kind is the one taken). Both
+ * hand-offs of r* inside a node need its TP groups of stages s-1, s and s+1 on one node
+ * (hp_patterns.chain); where that cannot be, e(s-1) + e(s) >= min(intra(s-1) +
+ * inter_out(s), inter(s-1) + e_out(s)) (hp_patterns_handoff_split; inter_out at the best
+ * link and least latency over next kinds, as the pattern MIP takes it).
  * e_min (hp_patterns_handoff) divides a link between nodes by the lanes that must share
  * it (hp_pattern.h: tp, or more next to a stage on one node), and more lanes sharing a
  * node's interface are only slower. Recompute re-runs checkpointable layers only
@@ -372,10 +376,15 @@ static hp_err run(pdp *c, long *best)
             int rflag = rec;
             if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
             double eout = INFINITY;     /* the least outgoing hand-off, over next kinds */
+            double obw = 0, olat = INFINITY, eout_x = INFINITY;   /* and between nodes */
             for (int k2 = 0; k2 < K && s < pp - 1; k2++) {
+              size_t kk = (size_t)k * K + k2;
               double h = hp_patterns_handoff(c->pt, k, k2, j);
               if (h < eout) eout = h;
+              if (c->pt->xbw[kk] > obw) obw = c->pt->xbw[kk];
+              if (c->pt->xbw[kk] > 0 && c->pt->xlat[kk] < olat) olat = c->pt->xlat[kk];
             }
+            if (obw > 0) eout_x = hp_cost_handoff(c->pt->tab.layer[j].out, c->pt->tab.mbs, c->pt->tab.tp, obw, olat);
             if (s == pp - 1 || !isfinite(eout)) eout = 0;
             double mterm0 = (double)c->gas * o.t_max - o.t_min + (double)(c->gas - 1) * eout / 2;
             for (size_t g = g0; g < g1 && !err && !c->overflow; g++) {
@@ -388,8 +397,17 @@ static hp_err run(pdp *c, long *best)
                 e = hp_patterns_handoff(c->pt, kp, k, i - 1);
                 if (!isfinite(e)) continue;
               }
-              /* the period with the incoming hand-off: c[s] >= t[s] + e(s-1) / 2 */
-              double mterm = mterm0 + (double)(c->gas - 1) * e / 2;
+              /* the period with the incoming hand-off: c[s] >= t[s] + e(s-1) / 2; and where
+               * no node can hold replica r*'s groups of stages s-1, s and s+1, one of its two
+               * hand-offs leaves its node (chain_handoffs) */
+              double pair = e + eout;
+              if (s > 0 && s < pp - 1 && !c->pt->chain[(size_t)kp * K + k]) {
+                double ei, ex, alt;
+                hp_patterns_handoff_split(c->pt, kp, k, i - 1, &ei, &ex);
+                alt = fmin(ei + eout_x, ex + eout);
+                if (isfinite(alt) && alt > pair) pair = alt;
+              }
+              double mterm = mterm0 + (double)(c->gas - 1) * (pair - eout) / 2;
               int nres = res_next(c, res, k, s + 1);
               if (nres < 0) continue;
               if (s == pp - 1 && !res_final_ok(c, nres)) continue;

@@ -4,6 +4,7 @@
  * profiles above their measured micro-batch; rising below it, cost-model.md 1.1) and
  * does not fall as latency grows, so the least time over every TP group of a class is the
  * lesser of the times at the weakest and the strongest pair, at the least latency. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,11 @@ void hp_patterns_release(hp_patterns *pt)
   free(pt->kind);
   free(pt->hbw);
   free(pt->hlat);
+  free(pt->ibw);
+  free(pt->ilat);
+  free(pt->xbw);
+  free(pt->xlat);
+  free(pt->chain);
   memset(pt, 0, sizeof *pt);
 }
 
@@ -58,6 +64,15 @@ double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last)
   size_t ix = (size_t)a * pt->n_kind + b;
   if (!(pt->hbw[ix] > 0)) return INFINITY;
   return hp_cost_handoff(pt->tab.layer[last].out, pt->tab.mbs, pt->tab.tp, pt->hbw[ix], pt->hlat[ix]);
+}
+
+void hp_patterns_handoff_split(const hp_patterns *pt, int a, int b, int last, double *intra,
+                               double *inter)
+{
+  size_t ix = (size_t)a * pt->n_kind + b;
+  double out = pt->tab.layer[last].out;
+  *intra = pt->ibw[ix] > 0 ? hp_cost_handoff(out, pt->tab.mbs, pt->tab.tp, pt->ibw[ix], pt->ilat[ix]) : INFINITY;
+  *inter = pt->xbw[ix] > 0 ? hp_cost_handoff(out, pt->tab.mbs, pt->tab.tp, pt->xbw[ix], pt->xlat[ix]) : INFINITY;
 }
 
 /* Each class's least layer times: the tables of 2 C link endpoints, folded to C rows. */
@@ -168,6 +183,10 @@ static int crossing_single(const hp_patterns *pt, const hp_stage_kind *k, int dp
  * replica that crosses between the two nodes' interfaces: all dp tp lanes of the boundary
  * when both kinds hold their stage on one node each, and tp (2 dp - per_node) when one
  * does (crossing_single). */
+/* TP groups a stage of kind k puts on a node it uses, at least: all dp when it is a
+ * single-node kind, else one. */
+static int need(const hp_stage_kind *k, int dp) { return k->single ? dp : 1; }
+
 static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
 {
   int C = cl->n, K = pt->n_kind, tp = pt->tab.tp;
@@ -188,10 +207,10 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
       else if (ka->single) cross = crossing_single(pt, ka, dp);
       else if (kb->single) cross = crossing_single(pt, kb, dp);
       int share = cross * tp;
+      double xbw = 0, xlat = INFINITY;
       for (int c = 0; c < C; c++) {
         if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1)) continue;
-        int need = (ka->single ? dp : 1) + (kb->single ? dp : 1);
-        if (pt->per_node[c] >= need && cl->cls[c].intra_bw_max > 0) {
+        if (pt->per_node[c] >= need(ka, dp) + need(kb, dp) && cl->cls[c].intra_bw_max > 0) {
           if (cl->cls[c].intra_bw_max > bw) bw = cl->cls[c].intra_bw_max;
           if (cl->cls[c].intra_lat_min < lat) lat = cl->cls[c].intra_lat_min;
         }
@@ -200,11 +219,28 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
         for (int y = 0; y < C; y++) {
           size_t ix = (size_t)x * C + y;
           if (!(ka->mask >> x & 1) || !(kb->mask >> y & 1) || !(cl->inter_bw[ix] > 0)) continue;
-          if (cl->inter_bw[ix] / share > bw) bw = cl->inter_bw[ix] / share;
-          if (cl->inter_lat[ix] < lat) lat = cl->inter_lat[ix];
+          if (cl->inter_bw[ix] / share > xbw) xbw = cl->inter_bw[ix] / share;
+          if (cl->inter_lat[ix] < xlat) xlat = cl->inter_lat[ix];
         }
-      pt->hbw[(size_t)a * K + b] = bw;
-      pt->hlat[(size_t)a * K + b] = isinf(lat) ? 0 : lat;
+      size_t ab = (size_t)a * K + b;
+      pt->ibw[ab] = bw;
+      pt->ilat[ab] = bw > 0 ? lat : 0;
+      pt->xbw[ab] = xbw;
+      pt->xlat[ab] = xbw > 0 ? xlat : 0;
+      pt->hbw[ab] = bw > xbw ? bw : xbw;
+      lat = xlat < lat ? xlat : lat;
+      pt->hlat[ab] = isinf(lat) ? 0 : lat;
+      /* both hand-offs of one replica inside a node n: its groups of three consecutive
+       * stages on n, each stage of a single kind with all its dp groups there, so n of
+       * class c holds need(a) + need(b) + the least need of a kind with c */
+      pt->chain[ab] = 0;
+      for (int c = 0; c < C; c++) {
+        int third = INT_MAX;
+        if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1) || !(cl->cls[c].intra_bw_max > 0)) continue;
+        for (int k = 0; k < K; k++)
+          if (pt->kind[k].mask >> c & 1 && need(&pt->kind[k], dp) < third) third = need(&pt->kind[k], dp);
+        if (third < INT_MAX && need(ka, dp) + need(kb, dp) + third <= pt->per_node[c]) pt->chain[ab] = 1;
+      }
     }
 }
 
@@ -227,7 +263,13 @@ hp_err hp_patterns_build(const hp_problem *p, const hp_classes *cl, const hp_pla
   if (kinds(p, cl, shape->dp, out)) goto nomem;
   out->hbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hbw);
   out->hlat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hlat);
-  if (!out->hbw || !out->hlat) goto nomem;
+  out->ibw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->ibw);
+  out->ilat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->ilat);
+  out->xbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->xbw);
+  out->xlat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->xlat);
+  out->chain = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->chain);
+  if (!out->hbw || !out->hlat || !out->ibw || !out->ilat || !out->xbw || !out->xlat || !out->chain)
+    goto nomem;
   handoffs(cl, shape->dp, out);
   return HP_OK;
 nomem:

@@ -161,3 +161,53 @@ TEST(pattern_bound_counts_the_optimizer_step)
     hp_problem_destroy(&p);
   }
 }
+
+/* Two nodes of two GPUs (800 Gbit/s, 2 us inside; 80 Gbit/s, 10 us between), pp 4, dp 1,
+ * one layer of fx_tiny_model per stage (0.02, 0.08, 0.08, 0.04 s), gbs 4: gas 4. A
+ * hand-off of O = 1e6 bytes costs 2e6 / 100e9 + 4 us = 24 us inside a node, 2e6 / 10e9 +
+ * 20 us = 220 us between. No node holds three stages, so a middle stage has one hand-off
+ * between nodes: its period is at least 0.08 + (24 + 220) / 2 us, so M = gas t - t + (gas
+ * - 1) 122 us = 0.240366; S = 0.22 + 3 x 24 us (each boundary alone may stay inside a
+ * node): bound 0.460438 (0.460144 without the rule). The optimum, nodes a a b b: 3 x
+ * 0.080122 + 0.22 + (24 + 220 + 24) us = 0.460634. The pattern MIP is at least the bound. */
+TEST(pattern_bound_sends_one_hand_off_of_a_middle_stage_between_nodes_when_none_holds_three)
+{
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"b\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 4, HP_1F1B);
+  hp_config c = { 4, 1, 1, 1 };
+  CHECK_NEAR(exact_bound(p, &c), 0.460438, 1e-12);
+  CHECK_NEAR(ri_brute_config(p, &c), 0.460634, 1e-12);
+#ifdef HP_HAVE_CBC
+  {
+    hp_classes cl;
+    hp_plan *pl = NULL;
+    hp_patterns pt;
+    hp_mip *m = NULL;
+    hp_mip_pmap map;
+    hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
+    hp_limits lim;
+    hp_diag d = {0};
+    hp_limits_init(&lim);
+    lim.gap = 1e-9;
+    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+    CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
+    CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+    CHECK(hp_mip_build_pattern(p, &pt, &m, &map, &d) == HP_OK);
+    CHECK(hp__cbc_solve_mip(m, NULL, &lim, 60, INFINITY, &sol, &d) == HP_OK);
+    CHECK(sol.status == HP_SOL_OPTIMAL);
+    CHECK_NEAR(sol.obj * m->obj_scale, 0.460438, 1e-9);
+    free(sol.x);
+    hp_mip_destroy(&m);
+    hp_mip_pmap_release(&map);
+    hp_patterns_release(&pt);
+    hp_plan_destroy(&pl);
+    hp_classes_release(&cl);
+  }
+#endif
+  hp_problem_destroy(&p);
+}
