@@ -63,7 +63,8 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   int *x = hp__calloc((size_t)L * pp, sizeof *x), *v = hp__calloc((size_t)L * pp, sizeof *v);
   int *w = hp__calloc((size_t)L * pp, sizeof *w), *tmax = hp__calloc((size_t)pp, sizeof *tmax);
   int *tmin = hp__calloc((size_t)pp, sizeof *tmin), *g = hp__calloc((size_t)pp, sizeof *g);
-  int *e = hp__calloc((size_t)pp, sizeof *e);
+  int *e = hp__calloc((size_t)pp, sizeof *e), *pc = hp__calloc((size_t)pp, sizeof *pc);
+  double *obw = hp__calloc((size_t)2 * K + 1, sizeof *obw), *olat = obw + K;
   double *bigc = hp__calloc((size_t)C, sizeof *bigc);
   rowb r = {0};
   hp_err err = HP_OK;
@@ -75,7 +76,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   map->n_cls = C;
   map->kind = hp__calloc((size_t)pp * K + 1, sizeof *map->kind);
   map->count = hp__calloc((size_t)pp * C + 1, sizeof *map->count);
-  if (!x || !v || !w || !tmax || !tmin || !g || !e || !bigc || !map->kind || !map->count ||
+  if (!x || !v || !w || !tmax || !tmin || !g || !e || !pc || !obw || !bigc || !map->kind || !map->count ||
       hp_mip_create(&m, d) || hp__mip_stages(m, &r, L, pp, dp, 1, (hp_job_modes(&prob->job) >> HP_SHARD_ZDP & 1) != 0,
                      &map->base, x, v, w)) {
     err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP");
@@ -205,6 +206,73 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
       }
   }
 
+  /* Both hand-offs of a middle stage, as the DP takes them (pattern_dp.c): where no node
+   * can hold one replica's groups of stages s-1, s and s+1 (hp_patterns.chain of their
+   * kinds a, b), one of them leaves its node: pc_s >= min(intra(a, b) + inter_out(b),
+   * inter(a, b) + e_s), the min chosen by a binary y_s; always pc_s >= e_{s-1} + e_s.
+   * inter_out(b): the best link and least latency between nodes to any next kind. */
+  for (int s = 0; s < pp; s++) pc[s] = -1;
+  for (int s = 1; s + 1 < pp && obw; s++) {
+    double M = 1;
+    int any = 0;
+    for (int b = 0; b < K; b++) {
+      obw[b] = 0;
+      olat[b] = INFINITY;
+      for (int k2 = 0; k2 < K; k2++) {
+        size_t kk = (size_t)b * K + k2;
+        if (pt->xbw[kk] > obw[b]) obw[b] = pt->xbw[kk];
+        if (pt->xbw[kk] > 0 && pt->xlat[kk] < olat[b]) olat[b] = pt->xlat[kk];
+      }
+    }
+    for (int a = 0; a < K; a++)
+      for (int b = 0; b < K; b++) {
+        size_t ab = (size_t)a * K + b;
+        if (pt->chain[ab]) continue;
+        any = 1;
+        double ox = obw[b] > 0 ? hp_cost_handoff(max_out, tab->mbs, tab->tp, obw[b], olat[b]) : 0;
+        if (pt->ibw[ab] > 0) M = fmax(M, (hp_cost_handoff(max_out, tab->mbs, tab->tp, pt->ibw[ab], pt->ilat[ab]) + ox) * HP_MIP_MS + 1);
+        if (pt->xbw[ab] > 0) M = fmax(M, hp_cost_handoff(max_out, tab->mbs, tab->tp, pt->xbw[ab], pt->xlat[ab]) * HP_MIP_MS + 1);
+      }
+    if (!any) continue;
+    pc[s] = col(m, 0, INFINITY, 0, 0, "pc_s%d", s);
+    int y = col(m, 0, 1, 1, 0, "pcy_s%d", s);
+    rb_add(&r, pc[s], 1);
+    rb_add(&r, e[s - 1], -1);
+    rb_add(&r, e[s], -1);
+    rb_emit(m, &r, 'G', 0, "pcsum_s%d", s);
+    for (int a = 0; a < K; a++)
+      for (int b = 0; b < K; b++) {
+        size_t ab = (size_t)a * K + b;
+        int ra = !pt->chain[ab] && pt->ibw[ab] > 0 && obw[b] > 0, rx = !pt->chain[ab] && pt->xbw[ab] > 0;
+        for (int w2 = 0; w2 < 2; w2++) {
+          if (w2 == 0 ? !ra : !rx) continue;
+          /* w2 0: intra(a, b) at stage s-1's last layer + inter_out(b) at stage s's; 1:
+           * inter(a, b) + e_s; with both rows, y_s = 1 frees the first, 0 the second */
+          double bw = w2 ? pt->xbw[ab] : pt->ibw[ab], lat = w2 ? pt->xlat[ab] : pt->ilat[ab];
+          double cst = 2 * lat * HP_MIP_MS + (w2 ? 0 : 2 * olat[b] * HP_MIP_MS) - 2 * M;
+          rb_add(&r, pc[s], 1);
+          for (int l = 0; l + 1 < L; l++) {
+            double h = hp_cost_handoff(tab->layer[l].out, tab->mbs, tab->tp, bw, 0) * HP_MIP_MS;
+            rb_add(&r, map->base.u[l * pp + s - 1], -h);
+            rb_add(&r, map->base.u[(l + 1) * pp + s - 1], h);
+            if (w2 == 0) {
+              double o = hp_cost_handoff(tab->layer[l].out, tab->mbs, tab->tp, obw[b], 0) * HP_MIP_MS;
+              rb_add(&r, map->base.u[l * pp + s], -o);
+              rb_add(&r, map->base.u[(l + 1) * pp + s], o);
+            }
+          }
+          if (w2) rb_add(&r, e[s], -1);
+          rb_add(&r, map->kind[(s - 1) * K + a], -M);
+          rb_add(&r, map->kind[s * K + b], -M);
+          if (ra && rx) {
+            rb_add(&r, y, w2 ? -M : M);
+            if (w2) cst -= M;
+          }
+          rb_emit(m, &r, 'G', cst, "pc%d_s%d_%d_%d", w2, s, a, b);
+        }
+      }
+  }
+
   /* T >= (gas - 1) (t_max(s*) + (e(s*-1) + e(s*)) / 2) + t_max(s*) + sum_{s != s*} t_min(s)
    * + sum e, every s*: the replica r* that holds stage s*'s slowest slot has period
    * max_s c[s,r*] >= c[s*,r*] = t[s*,r*] + (e[s*-1,r*] + e[s*,r*]) / 2 (cost-model.md 3,
@@ -214,8 +282,12 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     double g1 = hp_cost_replica(tab->gas, 1, 0, 0);
     rb_add(&r, map->base.obj_pipe, 1);
     rb_add(&r, tmax[st], -g1 - 1);
-    if (st > 0) rb_add(&r, e[st - 1], -g1 / 2);
-    if (st + 1 < pp) rb_add(&r, e[st], -g1 / 2);
+    if (st > 0 && st + 1 < pp && pc[st] >= 0) {
+      rb_add(&r, pc[st], -g1 / 2);
+    } else {
+      if (st > 0) rb_add(&r, e[st - 1], -g1 / 2);
+      if (st + 1 < pp) rb_add(&r, e[st], -g1 / 2);
+    }
     for (int s = 0; s < pp; s++) {
       if (s != st) rb_add(&r, tmin[s], -1);
       if (s + 1 < pp) rb_add(&r, e[s], -1);
@@ -241,6 +313,28 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
       rb_emit(m, &r, 'G', c0 - big, "sync_s%d_k%d", s, k);
     }
 
+  /* U >= the optimizer step of the stage's kind: upd / hbm with the kind's least hbm (a
+   * device of every class of the kind is in the stage, cost-model.md 3), zdp layers' bytes
+   * divided by dp; where the job lists zero1 or zero2 every layer may shard its step
+   * without a gather, so all are divided (the DP's stage_step takes the same figures). */
+  int ucol = col(m, 0, INFINITY, 0, 1, "U");
+  unsigned modes = hp_job_modes(&prob->job);
+  int step_sharded = dp > 1 && (modes & (1u << HP_SHARD_ZERO1 | 1u << HP_SHARD_ZERO2)) != 0;
+  for (int s = 0; s < pp; s++)
+    for (int k = 0; k < K; k++) {
+      double hbm = pt->kind[k].hbm, big = 0;
+      if (!(hbm > 0)) continue;
+      rb_add(&r, ucol, 1);
+      for (int l = 0; l < L; l++) {
+        double u = tab->layer[l].upd / hbm * HP_MIP_MS / (step_sharded ? dp : 1);
+        big += u;
+        rb_add(&r, x[l * pp + s], -u);
+        if (!step_sharded && w[l * pp + s] >= 0) rb_add(&r, w[l * pp + s], u * (1 - 1.0 / dp));
+      }
+      rb_add(&r, map->kind[s * K + k], -big);
+      rb_emit(m, &r, 'G', -big, "step_s%d_k%d", s, k);
+    }
+
   /* Memory against the smallest capacity of the kind's classes. */
   for (int s = 0; s < pp; s++) {
     int maxima[3];
@@ -264,6 +358,8 @@ done:
   free(tmin);
   free(g);
   free(e);
+  free(pc);
+  free(obw);
   free(bigc);
   if (err) {
     hp_mip_destroy(&m);

@@ -14,13 +14,18 @@
  * incoming hand-off when it adds the stage (the previous kind is in the state), not the
  * next stage's kind, so its M term takes c[s] >= t[s] + (e_min(s-1) + e_out(s)) / 2 with
  * e_out(s) the least hand-off after the stage's last layer to a stage of any kind: no
- * larger than the real one (exact where the best next kind is the one taken).
- * e_min (hp_patterns_handoff) divides a link between nodes by tp only: the tp lanes of
- * a replica cross together, so H_s(n) >= tp there, and more lanes sharing a node's
- * interface are only slower. Recompute re-runs checkpointable layers only
- * (ck_l, 7.15): a prefix sum of their times per class. The reduction red, the step U
- * and gat are bounded together (Q is a bound on max_s (red_s + gat_s) under `end`, 0
- * under `overlap`, where T >= max_r T[r] + step + gat; U and gat are >= 0). Memory is
+ * larger than the real one (exact where the best next kind is the one taken). Both
+ * hand-offs of r* inside a node need its TP groups of stages s-1, s and s+1 on one node
+ * (hp_patterns.chain); where that cannot be, e(s-1) + e(s) >= min(intra(s-1) +
+ * inter_out(s), inter(s-1) + e_out(s)) (hp_patterns_handoff_split; inter_out at the best
+ * link and least latency over next kinds, as the pattern MIP takes it).
+ * e_min (hp_patterns_handoff) divides a link between nodes by the lanes that must share
+ * it (hp_pattern.h: tp, or more next to a stage on one node), and more lanes sharing a
+ * node's interface are only slower. Recompute re-runs checkpointable layers only
+ * (ck_l, 7.15): a prefix sum of their times per class. Q bounds max_s (red[s] + gat[s] +
+ * U[s]), U[s] the stage's optimizer step on the kind's least hbm_gbs: T >= ... + max red
+ * + step + max gat >= ... + max_s (red[s] + gat[s] + U[s]) (red is 0 under `overlap`,
+ * where T >= max_r T[r] + step + gat). Memory is
  * counted with the least act/work over device types (hp_patterns_least_act) against the
  * least capacity of the kind: never above a device's own (7.20).
  *
@@ -84,6 +89,7 @@ typedef struct pdp {
   double *ppre, *gpre;   /* [L+1] prefix sums of gathered and gradient bytes */
   double *mpre[HP_N_SHARD];   /* [L+1] prefix sums of the states in each mode */
   unsigned modes;        /* the job's sharding list */
+  double *upre;          /* [L+1] prefix sums of the optimizer step's bytes (replicated) */
   hp_fpool pool;         /* of ppoints, at most PAT_MAX_POINTS */
   hp_front *cur, *nxt;   /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
   size_t *tcur, *tnxt;   /* the frontiers of cur and nxt that hold points */
@@ -214,6 +220,8 @@ static int stage_option(const pdp *c, int i, int j, int kind, int rec, double me
   st.G = c->gpre[j + 1] - c->gpre[i];
   for (int m = 0; m < HP_N_SHARD; m++)
     st.save[m] = (c->mpre[HP_SHARD_DP][j + 1] - c->mpre[HP_SHARD_DP][i]) - (c->mpre[m][j + 1] - c->mpre[m][i]);
+  st.upd = c->upre[j + 1] - c->upre[i];
+  st.hbm = k->hbm;
   st.mem0 = mem0;
   st.cap = k->cap;
   if (!(n = hp__shard_options(&st, so, max < HP_SHARD_MAX_OPTS ? max : HP_SHARD_MAX_OPTS))) return 0;
@@ -341,10 +349,15 @@ static hp_err run(pdp *c, long *best)
             int rflag = rec;
             if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
             double eout = INFINITY;     /* the least outgoing hand-off, over next kinds */
+            double obw = 0, olat = INFINITY, eout_x = INFINITY;   /* and between nodes */
             for (int k2 = 0; k2 < K && s < pp - 1; k2++) {
+              size_t kk = (size_t)k * K + k2;
               double h = hp_patterns_handoff(c->pt, k, k2, j);
               if (h < eout) eout = h;
+              if (c->pt->xbw[kk] > obw) obw = c->pt->xbw[kk];
+              if (c->pt->xbw[kk] > 0 && c->pt->xlat[kk] < olat) olat = c->pt->xlat[kk];
             }
+            if (obw > 0) eout_x = hp_cost_handoff(c->pt->tab.layer[j].out, c->pt->tab.mbs, c->pt->tab.tp, obw, olat);
             if (s == pp - 1 || !isfinite(eout)) eout = 0;
             for (int oi = 0; oi < nov && !err && !c->overflow; oi++) {
             const popt o = ov[oi];
@@ -359,8 +372,17 @@ static hp_err run(pdp *c, long *best)
                 e = hp_patterns_handoff(c->pt, kp, k, i - 1);
                 if (!isfinite(e)) continue;
               }
-              /* the period with the incoming hand-off: c[s] >= t[s] + e(s-1) / 2 */
-              double mterm = mterm0 + (double)(c->gas - 1) * e / 2;
+              /* the period with the incoming hand-off: c[s] >= t[s] + e(s-1) / 2; and where
+               * no node can hold replica r*'s groups of stages s-1, s and s+1, one of its two
+               * hand-offs leaves its node (chain_handoffs) */
+              double pair = e + eout;
+              if (s > 0 && s < pp - 1 && !c->pt->chain[(size_t)kp * K + k]) {
+                double ei, ex, alt;
+                hp_patterns_handoff_split(c->pt, kp, k, i - 1, &ei, &ex);
+                alt = fmin(ei + eout_x, ex + eout);
+                if (isfinite(alt) && alt > pair) pair = alt;
+              }
+              double mterm = mterm0 + (double)(c->gas - 1) * (pair - eout) / 2;
               int nres = res_next(c, res, k, s + 1);
               if (nres < 0) continue;
               if (s == pp - 1 && !res_final_ok(c, nres)) continue;
@@ -651,7 +673,9 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     if (!(c.mpre[m] = hp__calloc((size_t)L + 1, sizeof *c.mpre[m]))) err = HP_NOMEM;
   c.ppre = hp__calloc((size_t)L + 1, sizeof *c.ppre);
   c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
-  if (!r->first || !r->kind || !r->rec || !c.pen || !c.kside || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre || err) {
+  c.upre = hp__calloc((size_t)L + 1, sizeof *c.upre);
+  if (!r->first || !r->kind || !r->rec || !c.pen || !c.kside || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre ||
+      !c.upre || err) {
     err = HP_NOMEM;
     goto done;
   }
@@ -678,6 +702,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
       c.mpre[m][l + 1] = c.mpre[m][l] + hp_costs_layer_states(tab, l, m);
     c.ppre[l + 1] = c.ppre[l] + tab->layer[l].param;
     c.gpre[l + 1] = c.gpre[l] + tab->layer[l].grad;
+    c.upre[l + 1] = c.upre[l] + tab->layer[l].upd;
   }
   /* the exact count of groups where it is affordable, else (or when it gives up) prices */
   /* the exact count's frontiers: (L + 1)(K + 1)(pp + 1)^2 lists, affordable up to a size */
@@ -730,6 +755,7 @@ done:
   for (int m = 0; m < HP_N_SHARD; m++) free(c.mpre[m]);
   free(c.ppre);
   free(c.gpre);
+  free(c.upre);
   if (err) {
     hp__pat_result_release(r);
     return hp_fail(d, err, "pattern DP: %s", hp_strerror(err));

@@ -11,9 +11,13 @@
  *   memory saved against all dp:  sum_m x_m save_m (save_m = S_dp - S_m, the states);
  *   per micro-batch, in the stage time (Z and Zr):
  *     dt = f (G x_zero2 + (2 W + G) x_zdp) / B  (+ (dp-1) latdp when x_zero2 + x_zdp > 0);
- *   at the end, red + gat (T >= max_s red_s + max_s gat_s >= max_s (red_s + gat_s)):
+ *   at the end, red + gat + U (T >= max_s red_s + step + max_s gat_s >= max_s (red_s +
+ *   gat_s + U_s), U_s the stage's own step on its slowest memory, cost-model.md 3):
  *     q  = f (2 G x_dp + (G + W) x_zero1 + W x_zero2) / B + 2 (dp-1) latdp
- *   (q is 0 under grad_sync overlap, where the DP counts no sync).
+ *          + upd (x_dp + (1 - x_dp) / dp) / hbm
+ *   (red, the first line, is 0 under grad_sync overlap, where T >= max_r T[r] + step +
+ *   gat; upd is the stage's update bytes, hbm the least hbm_gbs of the kind's classes,
+ *   each of which holds a device of the stage; no hbm: no step).
  * Both are linear in x, and the assignments that fit form a polytope: the simplex cut by
  * the memory row. Its vertices are the pure modes that fit and, on each edge between a
  * mode that fits and one that does not, the mix that fills the memory exactly. The image
@@ -69,19 +73,21 @@ int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
   spoint pt[HP_N_SHARD + HP_N_SHARD * HP_N_SHARD], hull[HP_N_SHARD + HP_N_SHARD * HP_N_SHARD];
   int n = 0, h = 0, k = 0;
   unsigned modes = st->dp > 1 ? st->modes : 1u << HP_SHARD_DP;  /* dp = 1: all alike (7.1) */
-  if (st->dp <= 1 && !(st->modes & 0xFu)) return 0;
   for (int m = 0; m < HP_N_SHARD; m++) {
     mem[m] = st->mem0 - (st->dp > 1 ? st->save[m] : 0);
     dt[m] = q[m] = 0;
     if (st->dp <= 1 || !(B > 0)) continue;
+    double red = 0, gat = 0;
     switch (m) {
-    case HP_SHARD_DP: q[m] = 2 * f * st->G / B; break;
-    case HP_SHARD_ZERO1: q[m] = f * (st->G + st->W) / B; break;
-    case HP_SHARD_ZERO2: dt[m] = f * st->G / B; q[m] = f * st->W / B; break;
+    case HP_SHARD_DP: red = 2 * f * st->G / B; break;
+    case HP_SHARD_ZERO1: red = f * st->G / B; gat = f * st->W / B; break;
+    case HP_SHARD_ZERO2: dt[m] = f * st->G / B; gat = f * st->W / B; break;
     default: dt[m] = f * (2 * st->W + st->G) / B; break;
     }
-    if (st->overlap) q[m] = 0;
+    q[m] = (st->overlap ? 0 : red) + gat;
   }
+  for (int m = 0; m < HP_N_SHARD && st->hbm > 0; m++)   /* the step: sharded but in dp */
+    q[m] += st->upd / (m == HP_SHARD_DP || st->dp <= 1 ? 1 : st->dp) / st->hbm;
   /* the vertices: pure modes that fit, and the mixes that fill the memory exactly */
   for (int m = 0; m < HP_N_SHARD; m++)
     if ((modes >> m & 1u) && mem[m] <= st->cap) pt[n++] = (spoint){ dt[m], dt[m] + q[m] };

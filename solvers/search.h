@@ -233,11 +233,13 @@ typedef struct hp_shard_stage {
   int overlap;           /* grad_sync overlap: the DP counts no sync */
   double bdp, latdp;     /* the kind's replica-group figures */
   double W, G;           /* the stage's parameter and gradient bytes per device */
+  double upd, hbm;       /* its optimizer step's bytes (replicated), the kind's least
+                          * hbm_gbs in bytes/s (0: no step counted) */
   double save[HP_N_SHARD];  /* memory the stage saves in mode m against dp (its states) */
   double mem0, cap;      /* its memory with every layer dp, and the kind's capacity */
 } hp_shard_stage;
 /* An option: time added to every micro-batch of the stage (Z, Zr), and a lower bound on
- * its red + gat. */
+ * its red + gat + U (the stage's optimizer step). */
 typedef struct hp_shard_opt { double dt, q; } hp_shard_opt;
 /* Up to `max` options (max >= 1), as many as it writes; 0 when nothing fits. */
 int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max);

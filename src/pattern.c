@@ -4,6 +4,7 @@
  * profiles above their measured micro-batch; rising below it, cost-model.md 1.1) and
  * does not fall as latency grows, so the least time over every TP group of a class is the
  * lesser of the times at the weakest and the strongest pair, at the least latency. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,11 @@ void hp_patterns_release(hp_patterns *pt)
   free(pt->kind);
   free(pt->hbw);
   free(pt->hlat);
+  free(pt->ibw);
+  free(pt->ilat);
+  free(pt->xbw);
+  free(pt->xlat);
+  free(pt->chain);
   memset(pt, 0, sizeof *pt);
 }
 
@@ -58,6 +64,15 @@ double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last)
   size_t ix = (size_t)a * pt->n_kind + b;
   if (!(pt->hbw[ix] > 0)) return INFINITY;
   return hp_cost_handoff(pt->tab.layer[last].out, pt->tab.mbs, pt->tab.tp, pt->hbw[ix], pt->hlat[ix]);
+}
+
+void hp_patterns_handoff_split(const hp_patterns *pt, int a, int b, int last, double *intra,
+                               double *inter)
+{
+  size_t ix = (size_t)a * pt->n_kind + b;
+  double out = pt->tab.layer[last].out;
+  *intra = pt->ibw[ix] > 0 ? hp_cost_handoff(out, pt->tab.mbs, pt->tab.tp, pt->ibw[ix], pt->ilat[ix]) : INFINITY;
+  *inter = pt->xbw[ix] > 0 ? hp_cost_handoff(out, pt->tab.mbs, pt->tab.tp, pt->xbw[ix], pt->xlat[ix]) : INFINITY;
 }
 
 /* Each class's least layer times: the tables of 2 C link endpoints, folded to C rows. */
@@ -102,7 +117,7 @@ static hp_err add_kind(hp_patterns *pt, int *cap, unsigned mask, int single)
     pt->kind = nk;
     *cap = ncap;
   }
-  pt->kind[pt->n_kind++] = (hp_stage_kind){ mask, single, 0, 0, 0 };
+  pt->kind[pt->n_kind++] = (hp_stage_kind){ mask, single, 0, 0, 0, 0 };
   return HP_OK;
 }
 
@@ -125,6 +140,7 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
       if (kd->mask >> c & 1) {
         const hp_devtype *t = &p->cluster->types[cl->cls[c].type];
         if (t->mem - t->reserved < kd->cap) kd->cap = t->mem - t->reserved;
+        if (t->hbm > 0 && (kd->hbm == 0 || t->hbm < kd->hbm)) kd->hbm = t->hbm;
       }
     if (dp == 1) continue;
     if (kd->single) {   /* a replica group is dp GPUs of one node: no better than a dp-subset */
@@ -151,10 +167,26 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
   return HP_OK;
 }
 
+/* The replicas of a boundary out of (or into) a single-node stage of class c whose lanes
+ * must leave its node: the node holds the stage's dp groups and room for at most
+ * per_node[c] - dp groups of the other stage, so at least 2 dp - per_node[c] of the
+ * other stage's groups lie elsewhere (at least 1 when a replica crosses at all). */
+static int crossing_single(const hp_patterns *pt, const hp_stage_kind *k, int dp)
+{
+  int x = 2 * dp - pt->per_node[__builtin_ctz(k->mask)];
+  return x > 1 ? x : 1;
+}
+
 /* The best hand-off link from a stage of kind a to the next of kind b: inside a node of a
  * class both have, if one node can hold a TP group of each (a lane inside a node shares
- * nothing, 7.11), else between their classes, shared by at least the tp lanes -- by all
- * dp tp lanes of the boundary when both kinds hold their stage on one node each. */
+ * nothing, 7.11), else between their classes, shared by at least the tp lanes of every
+ * replica that crosses between the two nodes' interfaces: all dp tp lanes of the boundary
+ * when both kinds hold their stage on one node each, and tp (2 dp - per_node) when one
+ * does (crossing_single). */
+/* TP groups a stage of kind k puts on a node it uses, at least: all dp when it is a
+ * single-node kind, else one. */
+static int need(const hp_stage_kind *k, int dp) { return k->single ? dp : 1; }
+
 static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
 {
   int C = cl->n, K = pt->n_kind, tp = pt->tab.tp;
@@ -166,12 +198,19 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
        * sends all its tp lanes between them, so H_s(n) >= tp on both. Two stages each on
        * one node (single kinds), on two nodes, send every lane of the boundary between
        * those two: H_s = dp tp on both (cost-model.md 3, 7.11, 7.18); on one node, the
-       * intra-node option above. Each lane sees at most the link / share. */
-      int share = ka->single && kb->single ? dp * tp : tp;
+       * intra-node option above. One stage on one node n (single kind): every replica
+       * whose other stage's group is off n sends its tp lanes over n's interface, so a
+       * crossing replica sees H_s(n) >= tp x crossing_single (a replica that stays on n is
+       * the intra-node option). Each lane sees at most the link / share. */
+      int cross = 1;
+      if (ka->single && kb->single) cross = dp;
+      else if (ka->single) cross = crossing_single(pt, ka, dp);
+      else if (kb->single) cross = crossing_single(pt, kb, dp);
+      int share = cross * tp;
+      double xbw = 0, xlat = INFINITY;
       for (int c = 0; c < C; c++) {
         if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1)) continue;
-        int need = (ka->single ? dp : 1) + (kb->single ? dp : 1);
-        if (pt->per_node[c] >= need && cl->cls[c].intra_bw_max > 0) {
+        if (pt->per_node[c] >= need(ka, dp) + need(kb, dp) && cl->cls[c].intra_bw_max > 0) {
           if (cl->cls[c].intra_bw_max > bw) bw = cl->cls[c].intra_bw_max;
           if (cl->cls[c].intra_lat_min < lat) lat = cl->cls[c].intra_lat_min;
         }
@@ -180,11 +219,28 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
         for (int y = 0; y < C; y++) {
           size_t ix = (size_t)x * C + y;
           if (!(ka->mask >> x & 1) || !(kb->mask >> y & 1) || !(cl->inter_bw[ix] > 0)) continue;
-          if (cl->inter_bw[ix] / share > bw) bw = cl->inter_bw[ix] / share;
-          if (cl->inter_lat[ix] < lat) lat = cl->inter_lat[ix];
+          if (cl->inter_bw[ix] / share > xbw) xbw = cl->inter_bw[ix] / share;
+          if (cl->inter_lat[ix] < xlat) xlat = cl->inter_lat[ix];
         }
-      pt->hbw[(size_t)a * K + b] = bw;
-      pt->hlat[(size_t)a * K + b] = isinf(lat) ? 0 : lat;
+      size_t ab = (size_t)a * K + b;
+      pt->ibw[ab] = bw;
+      pt->ilat[ab] = bw > 0 ? lat : 0;
+      pt->xbw[ab] = xbw;
+      pt->xlat[ab] = xbw > 0 ? xlat : 0;
+      pt->hbw[ab] = bw > xbw ? bw : xbw;
+      lat = xlat < lat ? xlat : lat;
+      pt->hlat[ab] = isinf(lat) ? 0 : lat;
+      /* both hand-offs of one replica inside a node n: its groups of three consecutive
+       * stages on n, each stage of a single kind with all its dp groups there, so n of
+       * class c holds need(a) + need(b) + the least need of a kind with c */
+      pt->chain[ab] = 0;
+      for (int c = 0; c < C; c++) {
+        int third = INT_MAX;
+        if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1) || !(cl->cls[c].intra_bw_max > 0)) continue;
+        for (int k = 0; k < K; k++)
+          if (pt->kind[k].mask >> c & 1 && need(&pt->kind[k], dp) < third) third = need(&pt->kind[k], dp);
+        if (third < INT_MAX && need(ka, dp) + need(kb, dp) + third <= pt->per_node[c]) pt->chain[ab] = 1;
+      }
     }
 }
 
@@ -207,7 +263,13 @@ hp_err hp_patterns_build(const hp_problem *p, const hp_classes *cl, const hp_pla
   if (kinds(p, cl, shape->dp, out)) goto nomem;
   out->hbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hbw);
   out->hlat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hlat);
-  if (!out->hbw || !out->hlat) goto nomem;
+  out->ibw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->ibw);
+  out->ilat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->ilat);
+  out->xbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->xbw);
+  out->xlat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->xlat);
+  out->chain = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->chain);
+  if (!out->hbw || !out->hlat || !out->ibw || !out->ilat || !out->xbw || !out->xlat || !out->chain)
+    goto nomem;
   handoffs(cl, shape->dp, out);
   return HP_OK;
 nomem:

@@ -24,6 +24,10 @@ typedef struct hp_stage_kind {
   double cap;          /* least capacity less reserve among the classes present, bytes */
   double bdp, latdp;   /* Bdp <= bdp and latdp >= latdp for every placement of the kind
                         * (0 when dp = 1) */
+  double hbm;          /* least memory bandwidth among the classes present that have one,
+                        * bytes/s: every class of the mask has a device in the stage, so its
+                        * optimizer step is no faster than at this figure (0: none has one,
+                        * no step; cost-model.md 3) */
 } hp_stage_kind;
 
 typedef struct hp_patterns {
@@ -37,6 +41,14 @@ typedef struct hp_patterns {
   hp_stage_kind *kind;
   double *hbw, *hlat;  /* [n_kind * n_kind] best hand-off link from a stage of kind a to
                         * the next of kind b: no pairing of their replicas does better */
+  double *ibw, *ilat;  /* [n_kind * n_kind] the same for a replica whose two TP groups share
+                        * a node (0 bw: none can) ... */
+  double *xbw, *xlat;  /* ... and for one whose groups lie on two nodes (0 bw: none can);
+                        * hbw is the larger of the two, hlat the smaller */
+  unsigned char *chain;  /* [n_kind * n_kind] 1 if one node can hold a replica's TP groups
+                        * of a stage of kind a, of the next (kind b) and of the one after
+                        * (some kind): only then may both hand-offs of a stage of kind b
+                        * that follows one of kind a stay inside a node for that replica */
 } hp_patterns;
 
 /* The patterns of `shape`'s configuration (pp, tp, dp, mbs, gas, schedule). */
@@ -47,6 +59,10 @@ void hp_patterns_release(hp_patterns *pt);
 /* A lower bound on e[s, r] for every replica r when stage s of kind a ends with layer
  * `last` and stage s + 1 has kind b (INFINITY where no placement has that pair). */
 double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last);
+/* The same bound split by where the replica's two TP groups lie: on one node (*intra) or
+ * on two (*inter); INFINITY where no placement of the pair has that case. */
+void hp_patterns_handoff_split(const hp_patterns *pt, int a, int b, int last, double *intra,
+                               double *inter);
 
 /* Saved activations and working memory of layer l per micro-batch, the least over every
  * device type of the cluster (measured where the profile has them, else the formula:

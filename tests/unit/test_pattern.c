@@ -97,8 +97,8 @@ TEST(pattern_bound_over_every_mode_and_slices_never_exceeds_brute_force_on_150_i
  * assignment: f = (dp - 1) / dp = 1/2 at dp 2, bandwidth 1, latency 0. */
 TEST(shard_options_by_hand)
 {
-  hp_shard_stage st = { 2, 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP, 0, 1.0, 0.0, 1.0, 1.5,
-                        { 0, 0, 0, 0 }, 10, 20 };
+  hp_shard_stage st = { .dp = 2, .modes = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP, .bdp = 1.0,
+                        .W = 1.0, .G = 1.5, .mem0 = 10, .cap = 20 };
   hp_shard_opt o[HP_SHARD_MAX_OPTS];
   int n;
   /* states per unit: W 1, G 1.5, optimizer 4: saves zero1 2, zero2 2.75, zdp 3.25 */
@@ -132,6 +132,17 @@ TEST(shard_options_by_hand)
   n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);
   CHECK_INT(n, 1);
   CHECK(o[0].dt == 0 && o[0].q == 0);
+  /* the step, 2 update bytes at hbm 4: 0.5 replicated; at dp 2 in zero1, 0.25 */
+  st.upd = 2;
+  st.hbm = 4;
+  n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);
+  CHECK_INT(n, 1);
+  CHECK_NEAR(o[0].q, 0.5, 1e-15);
+  st.dp = 2;
+  st.modes = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZERO1;
+  n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);   /* zero1: f (G + W) + 0.25 = 1.5 < dp's 2 */
+  CHECK_INT(n, 1);
+  CHECK_NEAR(o[0].q, 1.25 + 0.25, 1e-15);
 }
 
 /* Every assignment of fractions to the modes that fits has an option no worse than it:
@@ -152,6 +163,8 @@ TEST(shard_options_cover_every_assignment_that_fits)
     st.latdp = hp__rng_int(&r, 2) ? 0 : 0.01 * hp__rng_unit(&r);
     st.W = W;
     st.G = G;
+    st.upd = hp__rng_int(&r, 2) ? 0 : 12 * hp__rng_unit(&r);
+    st.hbm = 1 + 4 * hp__rng_unit(&r);
     double f = (st.dp - 1.0) / st.dp, S[4] = { W + G + opt, W + G + opt / st.dp, W + (G + opt) / st.dp,
                                                (W + G + opt) / st.dp };
     for (int m = 0; m < 4; m++) st.save[m] = S[0] - S[m];
@@ -167,7 +180,8 @@ TEST(shard_options_cover_every_assignment_that_fits)
       mem = st.mem0 - (x[1] * st.save[1] + x[2] * st.save[2] + x[3] * st.save[3]);
       if (mem > st.cap) continue;
       dt = f * (G * x[2] + (2 * W + G) * x[3]) / st.bdp + (x[2] + x[3] > 0 ? lat : 0);
-      q = st.overlap ? 0 : f * (2 * G * x[0] + (G + W) * x[1] + W * x[2]) / st.bdp + 2 * lat;
+      q = (st.overlap ? 0 : f * (2 * G * x[0] + G * x[1]) / st.bdp + 2 * lat) +
+          f * W * (x[1] + x[2]) / st.bdp + st.upd * (x[0] + (1 - x[0]) / st.dp) / st.hbm;
       int ok = 0;
       for (int k = 0; k < n && !ok; k++)
         ok = o[k].dt <= dt * (1 + 1e-12) + 1e-15 && o[k].dt + o[k].q <= (dt + q) * (1 + 1e-12) + 1e-15;
@@ -177,4 +191,142 @@ TEST(shard_options_cover_every_assignment_that_fits)
     }
   }
   CHECK(checked > 10000);
+}
+
+/* Three nodes of four GPUs, 80 Gbit/s (10 GB/s) between them, 800 inside: pp 3, tp 1,
+ * dp 4. A stage on one node fills it (per_node 4 = dp), so every replica of the boundary
+ * to a stage of any kind crosses its interface: H_s(n) = 4 lanes, 10 / 4 = 2.5 GB/s a lane
+ * (cost-model.md 3). Two spanning stages can share a node: the intra-node 100 GB/s. */
+TEST(pattern_handoff_next_to_a_full_node_shares_its_interface_among_every_replica)
+{
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"b\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"c\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 4, HP_1F1B);
+  hp_classes cl;
+  hp_patterns pt;
+  hp_plan *pl = NULL;
+  hp_diag d = {0};
+  hp_config c = { 3, 1, 4, 1 };
+  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+  CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
+  CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+  int one = hp_patterns_find(&pt, 1u, 1), span = hp_patterns_find(&pt, 1u, 0), K = pt.n_kind;
+  CHECK(one >= 0 && span >= 0);
+  if (one >= 0 && span >= 0) {
+    CHECK_NEAR(pt.hbw[one * K + span], 2.5e9, 1e-6);     /* was 10 GB/s: tp lanes only */
+    CHECK_NEAR(pt.hbw[span * K + one], 2.5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[one * K + one], 2.5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[span * K + span], 100e9, 1e-6);
+    CHECK_NEAR(pt.hlat[one * K + span], 10e-6, 1e-15);
+  }
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+  hp_classes_release(&cl);
+  hp_problem_destroy(&p);
+}
+
+/* The bound of configuration c (exact count), NAN if it did not run to its end. */
+static double exact_bound(const hp_problem *p, const hp_config *c)
+{
+  hp_classes cl;
+  hp_diag d = {0};
+  double t;
+  if (hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d)) return NAN;
+  double b = pattern_bound(p, &cl, c, 1, &t);
+  hp_classes_release(&cl);
+  return b;
+}
+
+/* The optimizer step enters the bound. fx_tiny_model: 11e6 parameters, F = 11e12 per
+ * sample; 16 state bytes (opt 12), so update_bytes 2 x 12 + 2 + 2 = 28: upd = 308e6 bytes.
+ * One GPU of 100 TFLOPS at 0.5: t = 11e12 / 50e12 = 0.22 s, gbs 1: T = 0.22 + upd / hbm,
+ * 308e6 / 1e12 = 0.308 ms. Two GPUs on one node (800 Gbit/s = 100 GB/s, 2 us), dp 2, gbs
+ * 2, modes dp and zdp: red = 2 (1/2) 22e6 / 100e9 + 2 x 2 us = 0.224 ms. Sharding a
+ * fraction adds 0.33 ms x f per micro-batch (gather 0.22, scatter 0.11), saves 0.22 ms x f
+ * of sync and (1/2) upd / hbm x f of step: at hbm 2000 GB/s 0.077 ms <= 0.11, so the bound
+ * keeps the whole step, 0.154 ms, and equals the all-dp plan (0.220378 s); at 1000 GB/s
+ * 0.154 ms > 0.11: the optimum is then all zdp, 0.22 + 0.332 ms (gather, scatter) + 4 us
+ * (sync latency) + 0.154 ms (the sharded step 308e6 / 2 / 1e12), and the bound's sharding
+ * options (pattern_shard.c: zdp's corner, with the scatter's latency) reach it too. */
+TEST(pattern_bound_counts_the_optimizer_step)
+{
+  static const char one_gpu[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5,"
+    "    \"hbm_gbs\": 1000 } },"
+    "  \"nodes\": [ { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 1, \"intra_gbps\": 800 } ] }";
+  static const char two_gpus[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5,"
+    "    \"hbm_gbs\": %d } },"
+    "  \"nodes\": [ { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800,"
+    "    \"intra_lat_us\": 2 } ] }";
+  char text[512];
+  hp_problem *p = fx_problem(fx_tiny_model, one_gpu, NULL, 1, HP_1F1B);
+  hp_config c1 = { 1, 1, 1, 1 }, c2 = { 1, 1, 2, 1 };
+  CHECK_NEAR(exact_bound(p, &c1), 0.22 + 0.308e-3, 1e-12);
+  CHECK_NEAR(ri_brute_config(p, &c1), 0.22 + 0.308e-3, 1e-12);
+  hp_problem_destroy(&p);
+  for (int hbm = 1000; hbm <= 2000; hbm += 1000) {
+    snprintf(text, sizeof text, two_gpus, hbm);
+    p = fx_problem(fx_tiny_model, text, NULL, 2, HP_1F1B);
+    p->job.sharding = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP;
+    double opt = hbm == 2000 ? 0.22 + 0.224e-3 + 0.154e-3 : 0.22 + 0.332e-3 + 0.004e-3 + 0.154e-3;
+    CHECK_NEAR(exact_bound(p, &c2), opt, 1e-12);
+    CHECK_NEAR(ri_brute_config(p, &c2), opt, 1e-12);
+    hp_problem_destroy(&p);
+  }
+}
+
+/* Two nodes of two GPUs (800 Gbit/s, 2 us inside; 80 Gbit/s, 10 us between), pp 4, dp 1,
+ * one layer of fx_tiny_model per stage (0.02, 0.08, 0.08, 0.04 s), gbs 4: gas 4. A
+ * hand-off of O = 1e6 bytes costs 2e6 / 100e9 + 4 us = 24 us inside a node, 2e6 / 10e9 +
+ * 20 us = 220 us between. No node holds three stages, so a middle stage has one hand-off
+ * between nodes: its period is at least 0.08 + (24 + 220) / 2 us, so M = gas t - t + (gas
+ * - 1) 122 us = 0.240366; S = 0.22 + 3 x 24 us (each boundary alone may stay inside a
+ * node): bound 0.460438 (0.460144 without the rule). The optimum, nodes a a b b: 3 x
+ * 0.080122 + 0.22 + (24 + 220 + 24) us = 0.460634. The pattern MIP is at least the bound. */
+TEST(pattern_bound_sends_one_hand_off_of_a_middle_stage_between_nodes_when_none_holds_three)
+{
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"b\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 4, HP_1F1B);
+  hp_config c = { 4, 1, 1, 1 };
+  CHECK_NEAR(exact_bound(p, &c), 0.460438, 1e-12);
+  CHECK_NEAR(ri_brute_config(p, &c), 0.460634, 1e-12);
+#ifdef HP_HAVE_CBC
+  {
+    hp_classes cl;
+    hp_plan *pl = NULL;
+    hp_patterns pt;
+    hp_mip *m = NULL;
+    hp_mip_pmap map;
+    hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
+    hp_limits lim;
+    hp_diag d = {0};
+    hp_limits_init(&lim);
+    lim.gap = 1e-9;
+    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+    CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
+    CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+    CHECK(hp_mip_build_pattern(p, &pt, &m, &map, &d) == HP_OK);
+    CHECK(hp__cbc_solve_mip(m, NULL, &lim, 60, INFINITY, &sol, &d) == HP_OK);
+    CHECK(sol.status == HP_SOL_OPTIMAL);
+    CHECK_NEAR(sol.obj * m->obj_scale, 0.460438, 1e-9);
+    free(sol.x);
+    hp_mip_destroy(&m);
+    hp_mip_pmap_release(&map);
+    hp_patterns_release(&pt);
+    hp_plan_destroy(&pl);
+    hp_classes_release(&cl);
+  }
+#endif
+  hp_problem_destroy(&p);
 }
