@@ -45,7 +45,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include "frontier.h"
 #include "search.h"
@@ -57,6 +56,8 @@
 #define PAT_EXACT_LISTS 4000000.0
 /* Points a frontier keeps before it merges (a relaxation, never above the exact DP). */
 #define PAT_FRONTIER 64
+/* Price updates of the Lagrangian bound's subgradient ascent, at most. */
+#define PAT_PRICE_ITERS 24
 
 /* A frontier point (frontier.h): its figures, then how it was reached. */
 enum { FM, FS, FQ };   /* M, S and Q above */
@@ -507,42 +508,61 @@ static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted,
   c->R = counted ? (c->pp + 1) * (c->pp + 1) : 1;
   if ((err = setup_frontiers(c))) return err;
   if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
-  r->bound = v;
+  if (v > r->bound) r->bound = v;
   if (v >= cutoff || C == 1) return HP_OK;
   /* a price step of the order of a stage time per group */
   scale = (isfinite(cutoff) ? cutoff : v) / (c->dp > 0 ? c->dp : 1);
-  for (int round = 0; round < (C == 2 ? 1 : 3); round++)
-    for (int x = 0; x < C - 1; x++) {
-      /* bisection on class x's price, the others fixed: the priced optimum's use of
-       * class x less its supply is a subgradient of the (concave) bound */
-      double a, b = 0, step = scale;
-      int g, dir, bracketed = 0;
+  if (C == 2) {
+    /* one price (the other class's is fixed: every group is used, so only their
+     * difference matters): bisection on its subgradient, the priced optimum's use of
+     * class 0 less its supply */
+    double a, b = 0, step = scale;
+    int g, dir, bracketed = 0;
+    if ((g = use[0] - c->pt->groups[0]) == 0) return HP_OK;
+    dir = g > 0 ? 1 : -1;                 /* over-used: raise its price */
+    a = lam[0];
+    for (int t = 0; t < 40 && !bracketed; t++, step *= 2) {
+      b = a + dir * step;
+      lam[0] = b;
       if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
       if (v > r->bound) r->bound = v;
       if (r->bound >= cutoff) return HP_OK;
-      if ((g = use[x] - c->pt->groups[x]) == 0) continue;
-      dir = g > 0 ? 1 : -1;                 /* over-used: raise its price */
-      a = lam[x];
-      for (int t = 0; t < 40 && !bracketed; t++, step *= 2) {
-        b = a + dir * step;
-        lam[x] = b;
-        if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
-        if (v > r->bound) r->bound = v;
-        if (r->bound >= cutoff) return HP_OK;
-        g = use[x] - c->pt->groups[x];
-        if (g == 0 || (g > 0 ? 1 : -1) != dir) bracketed = 1; else a = b;
-      }
-      if (!bracketed || g == 0) continue;
-      for (int t = 0; t < 16 && fabs(b - a) > 1e-4 * scale; t++) {
-        lam[x] = (a + b) / 2;
-        if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
-        if (v > r->bound) r->bound = v;
-        if (r->bound >= cutoff) return HP_OK;
-        g = use[x] - c->pt->groups[x];
-        if (g == 0) break;
-        if ((g > 0 ? 1 : -1) == dir) a = lam[x]; else b = lam[x];
-      }
+      g = use[0] - c->pt->groups[0];
+      if (g == 0 || (g > 0 ? 1 : -1) != dir) bracketed = 1; else a = b;
     }
+    if (!bracketed || g == 0) return HP_OK;
+    for (int t = 0; t < 16 && fabs(b - a) > 1e-4 * scale; t++) {
+      lam[0] = (a + b) / 2;
+      if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
+      if (v > r->bound) r->bound = v;
+      if (r->bound >= cutoff) return HP_OK;
+      g = use[0] - c->pt->groups[0];
+      if (g == 0) break;
+      if ((g > 0 ? 1 : -1) == dir) a = lam[0]; else b = lam[0];
+    }
+    return HP_OK;
+  }
+  /* Three classes or more: subgradient ascent on all the prices at once, Polyak's step
+   * towards the cutoff. The priced optimum's use of each class less its supply is a
+   * subgradient of the (concave) bound; searches one price at a time stall at its kinks
+   * (measured: 5.588 against 5.747 on a three-kind 64-GPU configuration). The step shrinks
+   * when the bound stops rising. Every run's bound holds, whatever the prices. */
+  {
+    double theta = 1.0, best = v;
+    int stall = 0;
+    for (int it = 0; it < PAT_PRICE_ITERS && theta > 1e-3; it++) {
+      double gg = 0, target = isfinite(cutoff) ? cutoff : best + scale, t;
+      for (int x = 0; x < C; x++) gg += (double)(use[x] - c->pt->groups[x]) * (use[x] - c->pt->groups[x]);
+      if (gg == 0) break;               /* a subgradient of 0: these prices are the best */
+      t = theta * (target - v) / gg;
+      for (int x = 0; x < C; x++) lam[x] += t * (use[x] - c->pt->groups[x]);
+      if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
+      if (v > r->bound) r->bound = v;
+      if (r->bound >= cutoff) return HP_OK;
+      if (v > best * (1 + 1e-9)) { best = v; stall = 0; }
+      else if (++stall >= 2) { theta /= 2; stall = 0; }
+    }
+  }
   return HP_OK;
 }
 
@@ -596,14 +616,12 @@ static hp_err counted_sides(pdp *c, hp_pat_result *r, double cutoff, int *done)
       if (r->bound > -INFINITY) { *done = 1; r->partial = 1; }
       return HP_OK;
     }
-    if (getenv("PDBG")) fprintf(stderr, "side mask %x: %.6f work %ld\n", mask, v, c->work);
     if (v > best) { best = v; best_mask = mask; }
     if (best > r->bound) r->bound = best;
     if (best >= cutoff) return HP_OK;
   }
   set_sides(c, best_mask);
   if ((err = lagrange(c, r, cutoff, 1, done)) || !*done) return err;
-  if (getenv("PDBG")) fprintf(stderr, "lagrange: %.6f work %ld\n", r->bound, c->work);
   if (best > r->bound) r->bound = best;
   return HP_OK;
 }
