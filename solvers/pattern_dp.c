@@ -98,6 +98,7 @@ typedef struct pdp {
   double cutoff;         /* compare priced values with it (cutoff + price of all groups) */
   long work, max_work;   /* max_work: transitions this run may try (0: any) */
   int merged;            /* some frontier merged points: the bound is below the exact DP's */
+  hp_front_rule rule;    /* merge past o->frontier points (PAT_FRONTIER by default) */
   int stopped, overflow;
 } pdp;
 
@@ -114,8 +115,7 @@ static const ppoint *at(const pdp *c, long i) { return hp__fpool_at(&c->pool, i)
  * records that it merged. -1: overflow (recorded), -2: no memory. */
 static int insert(pdp *c, hp_front *f, const ppoint *pt)
 {
-  static const hp_front_rule rule = { PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL };
-  int r = hp__front_insert(f, &c->pool, pt, &rule);
+  int r = hp__front_insert(f, &c->pool, pt, &c->rule);
   if (r == HP_FRONT_MERGED) c->merged = 1;
   if (r == -1) c->overflow = 1;
   return r < 0 ? r : 0;
@@ -677,6 +677,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.gas = tab->gas;
   c.C = pt->n_cls;
   c.K = pt->n_kind;
+  c.rule = (hp_front_rule){ o->frontier > 0 ? o->frontier : PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL };
   if (c.C > HP_PATTERN_MAX_CLASSES) return hp_fail(d, HP_INTERNAL, "pattern DP: %d classes", c.C);
   r->first = hp__calloc((size_t)c.pp + 1, sizeof *r->first);
   r->kind = hp__calloc((size_t)c.pp, sizeof *r->kind);

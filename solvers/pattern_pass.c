@@ -11,7 +11,7 @@
 
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
-                          hp_result *out, hp_cfg_bound *b, hp_diag *d)
+                          int frontier, hp_result *out, hp_cfg_bound *b, hp_diag *d)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
@@ -25,6 +25,7 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   o.cutoff = cutoff;
   o.deadline = fmin(deadline, hp__now() + share);   /* the share counts from here */
   o.stop = lim->stop;
+  o.frontier = frontier;
   if (!(err = hp__pattern_bound(p, &pt, &o, &r, d))) {
     b->work += r.work;
     if (r.done && (!b->done || r.bound >= b->bound)) {   /* a rerun keeps the better bound */

@@ -197,6 +197,8 @@ typedef struct hp_pat_opts {
   const volatile sig_atomic_t *stop;   /* may be NULL */
   int exact;           /* 1: count groups exactly (two classes at most) whatever it costs;
                         * 0: prices only; -1: exact while affordable, else prices */
+  int frontier;        /* points a frontier keeps before it merges (0: the default, 64);
+                        * more: a bound as high or higher, at more cost */
 } hp_pat_opts;
 
 void hp__pat_opts_init(hp_pat_opts *o);
@@ -273,7 +275,7 @@ typedef struct hp_cfg_bound {
  * and decodes the sequence found below the cutoff, if any, into a plan offered to `out`. */
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
-                          hp_result *out, hp_cfg_bound *b, hp_diag *d);
+                          int frontier, hp_result *out, hp_cfg_bound *b, hp_diag *d);
 
 /* The items of the driver's phase 1 (seed.c): hp__seed_items(p, n) of them,
  * configurations 0..n-1, then the baselines (hethub, dhondt, megatron, megatron-params,

@@ -49,7 +49,12 @@
 #define MIP_MIN_SECONDS 0.5
 
 /* The team counters (hp_team.h): one per phase and round. */
-enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4 };
+enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, CTR_TIGHT = 5 };
+
+/* Passes of the tightening phase, each with frontiers TIGHT_GROWTH times larger (one team
+ * counter each: CTR_TIGHT + pass - 1 < HP_TEAM_COUNTERS). */
+#define TIGHT_PASSES 3
+#define TIGHT_GROWTH 4
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
@@ -323,7 +328,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done || s->b[s->order[k]].partial;
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline, share,
-                               s->out, &s->b[i], d);
+                               0, s->out, &s->b[i], d);
       publish(s);
       report(s, q + 1);
     }
@@ -502,6 +507,74 @@ static hp_err closing(search *s, hp_diag *d)
   return team_check(s, err, d);
 }
 
+/* 6. Tightening, while a gap remains and time is left, in passes: an annealing slice from
+ * the incumbent (member 0), then the pattern DP of every configuration still open again
+ * (least bound first, a share of the time left each) with frontiers TIGHT_GROWTH times
+ * larger than the pass before (they merge less, so the bound can only rise: merging is
+ * the DP's own relaxation) and the incumbent as cutoff. A configuration keeps the larger
+ * of its two bounds (both hold). Merged at the end of each pass: a configuration one member
+ * raised takes the largest figure raised. Configurations the programs disagreed on, or
+ * enumerated, are left as they are, and so are those whose DP neither merged points nor
+ * stopped its price search early: a rerun would give them the same bound. */
+static hp_err tightening(search *s, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  double *v = s->scratch;
+  int n = s->n, frontier = 64;
+  hp_classes cl;
+  hp_err err = HP_OK;
+  memset(&cl, 0, sizeof cl);
+  for (int pass = 1; pass <= TIGHT_PASSES && !err; pass++) {
+    int n_open = 0, bad = 0;
+    hp_err e2;
+    if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
+                      !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL))))
+      break;
+    s->phase = "tightening bounds";
+    frontier *= TIGHT_GROWTH;
+    if (t->rank == 0) err = anneal(s, fmin(s->budget / 20, (s->deadline - hp__now()) / 8), d);
+    publish(s);
+    if (!err && !cl.cls) err = hp_classes_build(s->prob, HP_PATTERN_MAX_CLASSES, &cl, d);
+    for (int i = 0; i < n; i++) {
+      v[i] = 0;                        /* raised here */
+      v[n + i] = -INFINITY;            /* to what */
+      /* only a bound that merged frontiers or stopped its price search can rise here */
+      if (s->b[i].done && !s->b[i].enumerated && !s->disagree[i] && !pruned(s, i) &&
+          (s->b[i].merged || s->b[i].partial))
+        s->open[n_open++] = (open_cfg){ s->b[i].bound, i };
+    }
+    qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
+    s->total = n_open;
+    for (int q0 = 0; q0 < n_open && !err; q0++) {
+      int q = (int)t->claim(t->ctx, CTR_TIGHT + pass - 1), i;   /* a counter per pass */
+      double before, left;
+      if (q >= n_open) break;
+      i = s->open[q].i;
+      if (hp__should_stop(s->lim, s->deadline, s->out)) break;
+      if (pruned_at(s, i, incumbent(s))) continue;
+      left = s->deadline - hp__now();
+      before = s->b[i].bound;
+      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline,
+                               fmax(MIP_MIN_SECONDS, left / (double)(n_open - q)), frontier, s->out,
+                               &s->b[i], d);
+      if (!err && s->b[i].bound > before) { v[i] = 1; v[n + i] = s->b[i].bound; }
+      publish(s);
+      report(s, q + 1);
+    }
+    bad |= t->reduce(t->ctx, v, n, HP_TEAM_MAX);
+    bad |= t->reduce(t->ctx, v + n, n, HP_TEAM_MAX);
+    if (bad && !err) err = hp_fail(d, HP_INTERNAL, "team: merging the tightened bounds failed");
+    e2 = merge_plans(s, d);
+    if (!err) err = e2;
+    for (int i = 0; i < n && !err; i++)
+      if (v[i] > 0 && v[n + i] > s->b[i].bound) s->b[i].bound = v[n + i];
+    err = team_check(s, err, d);
+  }
+  hp_classes_release(&cl);
+  s->total = n;
+  return err;
+}
+
 /* The configurations a bound still waits for, named in the result's note. */
 static void name_open(const search *s)
 {
@@ -638,7 +711,8 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   } else if (!err && !(err = pattern_bounds(&s, d)) && s.cert) {
     report(&s, s.n);                   /* every configuration bounded: the certificate */
     err = annealing(&s, d);
-    if (!(err = pattern_mips(&s, err, d)) && !(err = closing(&s, d))) certify(&s);
+    if (!(err = pattern_mips(&s, err, d)) && !(err = closing(&s, d)) && !(err = tightening(&s, d)))
+      certify(&s);
   }
   if (!err) {
     if (!s.cert && !out->plan) out->status = HP_SOL_NONE;
