@@ -42,7 +42,7 @@ static const char help[] =
   "The choice: the least iteration time + W x migration time (--move-weight W, default 0;\n"
   "ties: fewer bytes moved) among the plans that fit and move at most --max-move-bytes B\n"
   "(bytes, or with a suffix: 500MB, 12GiB). Where the solver proves a lower bound on the new\n"
-  "iteration time (glpk, cbc with --sharding dp,zdp), it is shown; it bounds time + W x\n"
+  "iteration time (glpk, cbc; not under --idle-devices), it is shown; it bounds time + W x\n"
   "migration as well, only because a migration takes no negative time.\n"
   "--memory-weight W sets --solver dhondt's SageMaker memory_weight (default 0.8).\n"
   "\n"
