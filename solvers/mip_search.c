@@ -69,7 +69,10 @@ hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend b
       }
       hp_eval_release(&e);
     }
-    if (*disagree && obj < b->bound) b->bound = obj;
+    /* a plan below the DP's bound refutes it; the program's optimum is a bound in its
+     * place only where the program relaxes the job's whole space */
+    if (*disagree && narrow) b->bound = -INFINITY;
+    else if (*disagree && obj < b->bound) b->bound = obj;
   } else if (sol.status == HP_SOL_INFEASIBLE && isfinite(dpb) && !narrow) {
     *disagree = 1;               /* the DP has a sequence that fits; the MIP says none */
   }

@@ -339,7 +339,7 @@ static hp_err run(pdp *c, long *best)
           if (c->pt->groups[x] > 0 && px[j + 1] - px[i] < least) least = px[j + 1] - px[i];
         }
         /* M >= (gas - 1) t_max >= (gas - 1) x the least compute: longer stages only grow */
-        if ((double)(c->gas - 1) * least + pp * fmin(c->pen_min, 0) > c->cutoff * (1 + 1e-12)) break;
+        if ((double)(c->gas - 1) * least + pp * fmin(c->pen_min, 0) > (c->cutoff + 1e-12 * fabs(c->cutoff))) break;
         for (int rec = 0; rec < 2; rec++)
           mem0[rec] = hp_cost_mem_total(&mt, c->pt->tab.inflight[s], rec);
         for (int k = 0; k < K && !err && !c->overflow; k++)
@@ -396,7 +396,7 @@ static hp_err run(pdp *c, long *best)
                                 x->fig[FQ] > o.q ? x->fig[FQ] : o.q }, pi, (short)i, (unsigned char)k,
                               (unsigned char)rflag };
                 if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
-                if (completion_bound(c, &np, s + 1, j + 1, nres) > c->cutoff * (1 + 1e-12)) continue;
+                if (completion_bound(c, &np, s + 1, j + 1, nres) > (c->cutoff + 1e-12 * fabs(c->cutoff))) continue;
                 if (s == pp - 1 && objective(&np) < bestv) bestv = objective(&np);
                 int r = insert_next(c, to, &np);
                 if (r == -2) { err = HP_NOMEM; break; }
@@ -482,7 +482,11 @@ static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cuto
   *done = !c->stopped && !c->overflow;
   if (!*done) return HP_OK;
   if (best < 0) { *bound = isfinite(cutoff) ? cutoff : INFINITY; return HP_OK; }
-  *bound = objective(at(c, best)) - price_all;
+  /* the priced optimum less the prices: two sums that can be large and near each other
+   * when prices are (a merged frontier can mislead the price search far out); less what
+   * their rounding may have added, so that the difference stays a bound */
+  *bound = objective(at(c, best)) - price_all -
+           8e-16 * (c->pp + 4) * (fabs(objective(at(c, best))) + fabs(price_all));
   for (int x = 0; x < c->C; x++) usage[x] = 0;
   for (long pi = best; pi >= 0; pi = at(c, pi)->prev) {
     int cnt[HP_PATTERN_MAX_CLASSES];
@@ -521,7 +525,9 @@ static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted,
     if ((g = use[0] - c->pt->groups[0]) == 0) return HP_OK;
     dir = g > 0 ? 1 : -1;                 /* over-used: raise its price */
     a = lam[0];
-    for (int t = 0; t < 40 && !bracketed; t++, step *= 2) {
+    /* prices past 1000 times a stage time per group say nothing more (a merged frontier's
+     * counts can point the wrong way for ever) and lose the bound to rounding */
+    for (int t = 0; t < 40 && !bracketed && fabs(a) < 1e3 * scale; t++, step *= 2) {
       b = a + dir * step;
       lam[0] = b;
       if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
@@ -556,6 +562,8 @@ static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted,
       if (gg == 0) break;               /* a subgradient of 0: these prices are the best */
       t = theta * (target - v) / gg;
       for (int x = 0; x < C; x++) lam[x] += t * (use[x] - c->pt->groups[x]);
+      for (int x = 0; x < C; x++)        /* as in the bisection: no prices far out */
+        if (fabs(lam[x]) > 1e3 * scale) lam[x] = lam[x] > 0 ? 1e3 * scale : -1e3 * scale;
       if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
       if (v > r->bound) r->bound = v;
       if (r->bound >= cutoff) return HP_OK;

@@ -178,8 +178,12 @@ static hp_err merge_plans(search *s, hp_diag *d)
 }
 
 /* The figures each member computed for the configurations it claimed, and why each
- * stopped (the furthest-reaching reason: an interrupt anywhere stops all). */
-static hp_err merge_figures(search *s, hp_diag *d)
+ * stopped (the furthest-reaching reason: an interrupt anywhere stops all). A bound is
+ * merged as the largest any member holds (`lower` 0: the pattern DPs, which only raise a
+ * bound, every one of which holds), or the least (`lower` 1: the programs, which lower the
+ * figure of a configuration they disagree with). Flags are merged as the largest, so
+ * every member ends with the same. */
+static hp_err merge_figures(search *s, int lower, hp_diag *d)
 {
   const hp_team *t = s->team;
   double *v = s->scratch, st = s->out->stopped;
@@ -189,7 +193,7 @@ static hp_err merge_figures(search *s, hp_diag *d)
     v[i] = s->b[i].done;
     v[n + i] = s->b[i].exact;
     v[2 * n + i] = s->disagree[i];
-    v[3 * n + i] = s->b[i].done ? s->b[i].bound : INFINITY;
+    v[3 * n + i] = s->b[i].done ? s->b[i].bound : lower ? INFINITY : -INFINITY;
     v[4 * n + i] = (double)s->b[i].work;
     v[5 * n + i] = s->b[i].merged;
     v[6 * n + i] = s->b[i].enumerated;
@@ -198,7 +202,7 @@ static hp_err merge_figures(search *s, hp_diag *d)
   }
   bad |= t->reduce(t->ctx, v, 3L * n, HP_TEAM_MAX);
   bad |= t->reduce(t->ctx, v + 5L * n, 4L * n, HP_TEAM_MAX);
-  bad |= t->reduce(t->ctx, v + 3L * n, n, HP_TEAM_MIN);
+  bad |= t->reduce(t->ctx, v + 3L * n, n, lower ? HP_TEAM_MIN : HP_TEAM_MAX);
   bad |= t->reduce(t->ctx, v + 4L * n, n, HP_TEAM_MAX);   /* one member did each */
   bad |= t->reduce(t->ctx, &st, 1, HP_TEAM_MAX);
   bad |= t->reduce(t->ctx, &all_used, 1, HP_TEAM_MIN);   /* the best any member met */
@@ -219,9 +223,9 @@ static hp_err merge_figures(search *s, hp_diag *d)
   return HP_OK;
 }
 
-static hp_err merge_all(search *s, hp_diag *d)
+static hp_err merge_all(search *s, int lower, hp_diag *d)
 {
-  hp_err err = merge_figures(s, d);
+  hp_err err = merge_figures(s, lower, d);
   hp_err e2 = merge_plans(s, d);
   return err ? err : e2;
 }
@@ -332,7 +336,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       publish(s);
       report(s, q + 1);
     }
-    e2 = merge_all(s, d);
+    e2 = merge_all(s, 0, d);
     if (!err) err = e2;
   }
   hp_classes_release(&cl);
@@ -420,7 +424,7 @@ static hp_err pattern_mips(search *s, hp_err err, hp_diag *d)
     report(s, q + 1);
   }
   /* joined whatever happened above, and in the annealing */
-  e2 = merge_all(s, d);
+  e2 = merge_all(s, 1, d);
   w = (double)s->out->work;
   if (!err) err = e2;
   if (t->reduce(t->ctx, &w, 1, HP_TEAM_SUM) && !err)
@@ -512,20 +516,19 @@ static hp_err closing(search *s, hp_diag *d)
  * (least bound first, a share of the time left each) with frontiers TIGHT_GROWTH times
  * larger than the pass before (they merge less, so the bound can only rise: merging is
  * the DP's own relaxation) and the incumbent as cutoff. A configuration keeps the larger
- * of its two bounds (both hold). Merged at the end of each pass: a configuration one member
- * raised takes the largest figure raised. Configurations the programs disagreed on, or
+ * of its two bounds (both hold). Merged at the end of each pass: a configuration takes the
+ * largest bound any member holds, its flags merged alike on all. Configurations the programs disagreed on, or
  * enumerated, are left as they are, and so are those whose DP neither merged points nor
  * stopped its price search early: a rerun would give them the same bound. */
 static hp_err tightening(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
-  double *v = s->scratch;
   int n = s->n, frontier = 64;
   hp_classes cl;
   hp_err err = HP_OK;
   memset(&cl, 0, sizeof cl);
   for (int pass = 1; pass <= TIGHT_PASSES && !err; pass++) {
-    int n_open = 0, bad = 0;
+    int n_open = 0;
     hp_err e2;
     if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
                       !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL))))
@@ -536,8 +539,6 @@ static hp_err tightening(search *s, hp_diag *d)
     publish(s);
     if (!err && !cl.cls) err = hp_classes_build(s->prob, HP_PATTERN_MAX_CLASSES, &cl, d);
     for (int i = 0; i < n; i++) {
-      v[i] = 0;                        /* raised here */
-      v[n + i] = -INFINITY;            /* to what */
       /* only a bound that merged frontiers or stopped its price search can rise here */
       if (s->b[i].done && !s->b[i].enumerated && !s->disagree[i] && !pruned(s, i) &&
           (s->b[i].merged || s->b[i].partial))
@@ -547,27 +548,21 @@ static hp_err tightening(search *s, hp_diag *d)
     s->total = n_open;
     for (int q0 = 0; q0 < n_open && !err; q0++) {
       int q = (int)t->claim(t->ctx, CTR_TIGHT + pass - 1), i;   /* a counter per pass */
-      double before, left;
+      double left;
       if (q >= n_open) break;
       i = s->open[q].i;
       if (hp__should_stop(s->lim, s->deadline, s->out)) break;
       if (pruned_at(s, i, incumbent(s))) continue;
       left = s->deadline - hp__now();
-      before = s->b[i].bound;
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline,
                                fmax(MIP_MIN_SECONDS, left / (double)(n_open - q)), frontier, s->out,
                                &s->b[i], d);
-      if (!err && s->b[i].bound > before) { v[i] = 1; v[n + i] = s->b[i].bound; }
       publish(s);
       report(s, q + 1);
     }
-    bad |= t->reduce(t->ctx, v, n, HP_TEAM_MAX);
-    bad |= t->reduce(t->ctx, v + n, n, HP_TEAM_MAX);
-    if (bad && !err) err = hp_fail(d, HP_INTERNAL, "team: merging the tightened bounds failed");
-    e2 = merge_plans(s, d);
+    /* joined whatever happened above: bounds as the largest held, flags alike on all */
+    e2 = merge_all(s, 0, d);
     if (!err) err = e2;
-    for (int i = 0; i < n && !err; i++)
-      if (v[i] > 0 && v[n + i] > s->b[i].bound) s->b[i].bound = v[n + i];
     err = team_check(s, err, d);
   }
   hp_classes_release(&cl);
@@ -616,13 +611,15 @@ static void certify(search *s)
   hp_result *out = s->out;
   double bound = global_bound(s);
   int n_dis = 0;
+  for (int i = 0; i < s->n; i++)     /* a program's plan refuted a DP bound it cannot replace */
+    s->refuted += s->b[i].done && s->b[i].bound == -INFINITY && !s->b[i].enumerated;
   if (s->scope != HP_CERT_FULL || s->refuted) {
     out->bound = -INFINITY;
     out->status = out->plan ? HP_SOL_FEASIBLE : HP_SOL_NONE;
     if (s->refuted)
-      snprintf(out->space_note, sizeof out->space_note, "the enumeration of %d configuration%s "
-               "found a plan below the pattern DP's bound: no bound is claimed", s->refuted,
-               s->refuted == 1 ? "" : "s");
+      snprintf(out->space_note, sizeof out->space_note, "a plan below the pattern DP's bound of "
+               "%d configuration%s (enumerated, or decoded from a program): no bound is claimed",
+               s->refuted, s->refuted == 1 ? "" : "s");
     return;
   }
   for (int i = 0; i < s->n; i++) n_dis += s->disagree[i];

@@ -117,15 +117,23 @@ static hp_err add_kind(hp_patterns *pt, int *cap, unsigned mask, int single)
     pt->kind = nk;
     *cap = ncap;
   }
-  pt->kind[pt->n_kind++] = (hp_stage_kind){ mask, single, 0, 0, 0, 0 };
+  pt->kind[pt->n_kind++] = (hp_stage_kind){ mask, single, 0, 0, 0, 0, 0 };
   return HP_OK;
 }
 
+/* Groups every node of class c holds (its smallest node's GPUs / tp). */
+static int groups_min(const hp_classes *cl, const hp_patterns *pt, int c)
+{
+  return cl->cls[c].gpus_min / pt->tab.tp;
+}
+
 /* The kinds of the configuration: single-node on a class whose nodes hold dp groups;
- * spanning nodes of one class that has two or more nodes; mixed, with at most dp classes. */
+ * spanning nodes of one class that has two or more nodes; mixed, with at most dp classes.
+ * A spanning kind of which some class holds two groups or more on every node is split in
+ * two (hp_stage_kind.own): its nodes its own, or one of them shared. */
 static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patterns *pt)
 {
-  int C = cl->n, cap = 0;
+  int C = cl->n, cap = 0, n_base, any_single = 0;
   for (int c = 0; c < C; c++)
     if (dp <= pt->per_node[c] && dp <= pt->groups[c] && add_kind(pt, &cap, 1u << c, 1)) return HP_NOMEM;
   for (int c = 0; c < C; c++)
@@ -133,6 +141,27 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
       return HP_NOMEM;
   for (unsigned m = 1; m < (1u << C); m++)
     if (popcount(m) >= 2 && popcount(m) <= dp && add_kind(pt, &cap, m, 0)) return HP_NOMEM;
+  n_base = pt->n_kind;
+  for (int k = 0; k < n_base; k++) {
+    unsigned m = pt->kind[k].mask;
+    int gain = 0, fill = 0;
+    any_single |= pt->kind[k].single;
+    /* with idle devices a node may hold fewer of the stage's groups than it has room for */
+    if (pt->kind[k].single || dp < 2 || p->job.idle_devices) continue;
+    for (int c = 0; c < C; c++)
+      if (m >> c & 1) { gain |= groups_min(cl, pt, c) >= 2; fill += groups_min(cl, pt, c); }
+    if (!gain) continue;
+    if (popcount(m) == 1) fill *= 2;
+    /* nodes of its own, whole: at least one of every class present, two of its one class
+     * (it spans nodes), so dp >= fill; else only the shared variant can be */
+    if (dp >= fill) {
+      pt->kind[k].own = 1;
+      if (add_kind(pt, &cap, m, 0)) return HP_NOMEM;
+      pt->kind[pt->n_kind - 1].own = -1;
+    } else {
+      pt->kind[k].own = -1;
+    }
+  }
   for (int k = 0; k < pt->n_kind; k++) {
     hp_stage_kind *kd = &pt->kind[k];
     kd->cap = INFINITY;
@@ -163,6 +192,20 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
         if (cl->inter_bw[ix] / pt->tab.tp < kd->bdp) kd->bdp = cl->inter_bw[ix] / pt->tab.tp;
         if (cl->inter_lat[ix] > kd->latdp) kd->latdp = cl->inter_lat[ix];
       }
+    /* Shared: a node n of the stage also holds a group of another stage s'. Where no kind
+     * is single, s' spans nodes too, so each of its tp replica groups has a device on n and
+     * one elsewhere, as each of the stage's own has: R(n) >= 2 tp, and the stage's replica
+     * groups have a pair between n and another node of the stage, each of a class of the
+     * mask, which sees at most its link / (2 tp). */
+    if (kd->own == -1 && !any_single) {
+      double best = 0;
+      for (int a = 0; a < C; a++)
+        for (int b = 0; b < C; b++) {
+          size_t ix = (size_t)a * C + b;
+          if ((kd->mask >> a & 1) && (kd->mask >> b & 1) && cl->inter_bw[ix] > best) best = cl->inter_bw[ix];
+        }
+      if (best / (2.0 * pt->tab.tp) < kd->bdp) kd->bdp = best / (2.0 * pt->tab.tp);
+    }
   }
   return HP_OK;
 }
@@ -206,9 +249,12 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
       if (ka->single && kb->single) cross = dp;
       else if (ka->single) cross = crossing_single(pt, ka, dp);
       else if (kb->single) cross = crossing_single(pt, kb, dp);
-      int share = cross * tp;
       double xbw = 0, xlat = INFINITY;
-      for (int c = 0; c < C; c++) {
+      /* a stage on nodes of its own (own 1): every lane leaves its node, a node of class x
+       * holding groups_min(x) groups or more of it: H_s(n) >= groups_min(x) tp there, and
+       * no lane stays inside a node */
+      int inside = ka->own != 1 && kb->own != 1;
+      for (int c = 0; c < C && inside; c++) {
         if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1)) continue;
         if (pt->per_node[c] >= need(ka, dp) + need(kb, dp) && cl->cls[c].intra_bw_max > 0) {
           if (cl->cls[c].intra_bw_max > bw) bw = cl->cls[c].intra_bw_max;
@@ -218,7 +264,11 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
       for (int x = 0; x < C; x++)
         for (int y = 0; y < C; y++) {
           size_t ix = (size_t)x * C + y;
+          int cx = cross;
           if (!(ka->mask >> x & 1) || !(kb->mask >> y & 1) || !(cl->inter_bw[ix] > 0)) continue;
+          if (ka->own == 1 && groups_min(cl, pt, x) > cx) cx = groups_min(cl, pt, x);
+          if (kb->own == 1 && groups_min(cl, pt, y) > cx) cx = groups_min(cl, pt, y);
+          double share = (double)cx * tp;
           if (cl->inter_bw[ix] / share > xbw) xbw = cl->inter_bw[ix] / share;
           if (cl->inter_lat[ix] < xlat) xlat = cl->inter_lat[ix];
         }
@@ -236,7 +286,7 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
       pt->chain[ab] = 0;
       for (int c = 0; c < C; c++) {
         int third = INT_MAX;
-        if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1) || !(cl->cls[c].intra_bw_max > 0)) continue;
+        if (!(ka->mask >> c & 1) || !(kb->mask >> c & 1) || !(cl->cls[c].intra_bw_max > 0) || !inside) continue;
         for (int k = 0; k < K; k++)
           if (pt->kind[k].mask >> c & 1 && need(&pt->kind[k], dp) < third) third = need(&pt->kind[k], dp);
         if (third < INT_MAX && need(ka, dp) + need(kb, dp) + third <= pt->per_node[c]) pt->chain[ab] = 1;

@@ -21,6 +21,12 @@
 typedef struct hp_stage_kind {
   unsigned mask;       /* the classes present, bit c for class c */
   int single;          /* every TP group of the stage on one node (one class) */
+  /* A spanning kind is split in two where that tightens its figures: 1, every node the
+   * stage uses holds its groups only (all of them, no device being idle), so every lane of
+   * its boundaries leaves its node (H_s(n) >= its groups there x tp); -1, some node it uses
+   * also holds another stage's groups (where every stage must span nodes, that node's R(n)
+   * >= 2 tp). 0: not split. */
+  int own;
   double cap;          /* least capacity less reserve among the classes present, bytes */
   double bdp, latdp;   /* Bdp <= bdp and latdp >= latdp for every placement of the kind
                         * (0 when dp = 1) */

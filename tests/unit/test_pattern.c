@@ -330,3 +330,52 @@ TEST(pattern_bound_sends_one_hand_off_of_a_middle_stage_between_nodes_when_none_
 #endif
   hp_problem_destroy(&p);
 }
+
+/* Four nodes of four GPUs, 80 Gbit/s (10 GB/s) between them, 800 (100 GB/s) inside: pp 2,
+ * tp 1, dp 8. No stage fits on one node (dp 8 > 4), so the spanning kind is split: on
+ * nodes of its own (own 1), each of its two nodes holds 4 of its groups and every lane
+ * leaves them: H_s(n) >= 4, 10 / 4 = 2.5 GB/s a lane, and no lane inside a node; sharing a
+ * node with the other stage (own -1), which spans nodes too, R(n) >= 2 tp: its replica
+ * groups see at most 10 / 2 = 5 GB/s, and a lane may stay inside a node (100 GB/s). */
+TEST(pattern_spanning_kind_split_into_own_and_shared_nodes)
+{
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800 },"
+    "    { \"name\": \"b\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800 },"
+    "    { \"name\": \"c\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800 },"
+    "    { \"name\": \"d\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800 } ],"
+    "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 8, HP_1F1B);
+  hp_classes cl;
+  hp_patterns pt;
+  hp_plan *pl = NULL;
+  hp_diag d = {0};
+  hp_config c = { 2, 1, 8, 1 };
+  int own = -1, shared = -1, K;
+  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+  CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
+  CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+  K = pt.n_kind;
+  CHECK_INT(K, 2);                     /* no single-node kind; the one spanning kind, split */
+  for (int k = 0; k < K; k++) {
+    if (pt.kind[k].own == 1) own = k;
+    if (pt.kind[k].own == -1) shared = k;
+  }
+  CHECK(own >= 0 && shared >= 0);
+  if (own >= 0 && shared >= 0) {
+    CHECK_NEAR(pt.hbw[own * K + own], 2.5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[own * K + shared], 2.5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[shared * K + own], 2.5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[shared * K + shared], 100e9, 1e-6);
+    CHECK_NEAR(pt.kind[own].bdp, 10e9, 1e-6);
+    CHECK_NEAR(pt.kind[shared].bdp, 5e9, 1e-6);
+  }
+  /* and the bound stays below every plan (brute force over the 16 devices is too much:
+   * the evaluator on the two placements that realise each variant) */
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+  hp_classes_release(&cl);
+  hp_problem_destroy(&p);
+}
