@@ -109,9 +109,15 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     for (int c = 0; c < C; c++) rb_add(&r, map->count[s * C + c], 1);
     rb_emit(m, &r, 'E', dp, "groups_s%d", s);
   }
-  for (int c = 0; c < C; c++) {
-    for (int s = 0; s < pp; s++) rb_add(&r, map->count[s * C + c], 1);
-    rb_emit(m, &r, 'E', pt->groups[c], "supply_c%d", c);
+  {
+    /* every group used, or, where the plan's pp dp groups are fewer than the classes hold
+     * (idle devices: a configuration with pp tp dp < D), at most the supply of each */
+    long supply = 0;
+    for (int c = 0; c < C; c++) supply += pt->groups[c];
+    for (int c = 0; c < C; c++) {
+      for (int s = 0; s < pp; s++) rb_add(&r, map->count[s * C + c], 1);
+      rb_emit(m, &r, supply > (long)pp * dp ? 'L' : 'E', pt->groups[c], "supply_c%d", c);
+    }
   }
 
   /* Gathers: g_s >= gather at the kind's bandwidth (no sharding when dp = 1 or the job

@@ -10,7 +10,10 @@
  * + 1) levels, each with the configurations of its kept devices: 3 levels for three slow
  * nodes, 8 for 100. On top of them, for each power of two 2^k, the shortest such prefix
  * that leaves a multiple of 2^k devices (at most log2(D) + 1 more): a cluster of one type
- * that lost a node (127 x 8 GPUs) has plans again. */
+ * that lost a node (127 x 8 GPUs) has plans again. Those levels are a heuristic of phase 1;
+ * the certificate ranges over every configuration with pp * tp * dp <= D
+ * (hp__configs_cert): tp dividing the GPU count of some node, and no more TP groups per
+ * plan than the nodes it divides hold. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +60,81 @@ int hp__configs(const hp_problem *prob, hp_config **out)
   if (n >= 0) expand(prob, deg, nd, *out, NULL, 0);
   free(deg);
   return n;
+}
+
+/* The TP groups of degree tp the cluster offers a plan that may leave devices idle: on
+ * every node whose GPU count tp divides (cost-model.md 5: no other node can be used). */
+static long idle_groups(const hp_cluster *c, int tp)
+{
+  long n = 0;
+  for (int k = 0; k < c->n_nodes; k++)
+    if (c->nodes[k].gpus % tp == 0) n += c->nodes[k].gpus / tp;
+  return n;
+}
+
+/* Triples by the devices they use, most first, then pp and tp ascending. */
+static int by_devices(const void *a, const void *b)
+{
+  const int *x = a, *y = b;
+  long ux = (long)x[0] * x[1] * x[2], uy = (long)y[0] * y[1] * y[2];
+  if (ux != uy) return ux > uy ? -1 : 1;
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* The degree triples with pp * tp * dp < D of a job with idle_devices: pp <= L, dp
+ * dividing gbs, tp dividing the GPU count of some node, and at most as many TP groups per
+ * plan (pp dp) as the nodes tp divides hold (a triple short of that has no placement).
+ * Allocates *deg (3 ints a triple, sorted by by_devices); returns the count, -1 out of
+ * memory. The loop is over tp up to the largest node and dp up to the groups: about
+ * G log L steps for G groups, whatever D is. */
+static int idle_degrees(const hp_problem *p, int **deg)
+{
+  const hp_cluster *c = p->cluster;
+  int D = c->n_devices, L = p->model->n_layers, n = 0, gmax = 0;
+  *deg = NULL;
+  for (int k = 0; k < c->n_nodes; k++)
+    if (c->nodes[k].gpus > gmax) gmax = c->nodes[k].gpus;
+  for (int pass = 0; pass < 2; pass++) {
+    n = 0;
+    for (int tp = 1; tp <= gmax; tp++) {
+      long g = idle_groups(c, tp);
+      for (int pp = 1; pp <= L && pp <= g; pp++)
+        for (long dp = 1; pp * dp <= g && (long)pp * tp * dp < D; dp++) {
+          if (p->job.gbs % dp) continue;
+          if (pass) {
+            (*deg)[3 * n] = pp;
+            (*deg)[3 * n + 1] = tp;
+            (*deg)[3 * n + 2] = (int)dp;
+          }
+          n++;
+        }
+    }
+    if (!pass && !(*deg = hp__calloc((size_t)(n > 0 ? n : 1) * 3, sizeof **deg))) return -1;
+  }
+  qsort(*deg, (size_t)n, 3 * sizeof **deg, by_devices);
+  return n;
+}
+
+int hp__configs_cert(const hp_problem *prob, hp_config **out)
+{
+  hp_config *whole = NULL, *all;
+  int nw = hp__configs(prob, &whole), nd, ni, *deg;
+  if (nw < 0 || !prob->job.idle_devices) { *out = whole; return nw; }
+  *out = NULL;
+  if ((nd = idle_degrees(prob, &deg)) < 0) { free(whole); return -1; }
+  ni = expand(prob, deg, nd, NULL, NULL, 0);
+  if (ni < 0 || !(all = hp__calloc((size_t)(nw + ni > 0 ? nw + ni : 1), sizeof *all))) {
+    free(deg);
+    free(whole);
+    return -1;
+  }
+  if (nw > 0) memcpy(all, whole, (size_t)nw * sizeof *all);
+  expand(prob, deg, nd, all + nw, NULL, 0);
+  free(deg);
+  free(whole);
+  *out = all;
+  return nw + ni;
 }
 
 /* Device types from the slowest: by peak x efficiency, the later type first on ties;

@@ -3,7 +3,10 @@
  * (a single-class stage takes dp groups of its class, a mixed stage one of each class
  * and the rest from its classes with the most groups left); where a priced (Lagrangian)
  * sequence asks more of a class than it has, other classes fill in, so the plan is always
- * a plan. A single-node stage takes the node of its class that fits it most tightly; a
+ * a plan. Where the plan uses fewer groups than the classes hold (idle devices, allowed only
+ * when the job's idle_devices is: the configurations of hp__configs_cert), the rest go to
+ * the class fastest for the stage's layers, so the groups left idle are the slow ones, and
+ * no group is taken on a node whose GPU count tp does not divide. A single-node stage takes the node of its class that fits it most tightly; a
  * stage that spans nodes takes whole nodes first, so that few replica groups share a
  * node's network. A stage's groups go to replicas fastest first to the replica whose
  * pipeline time so far is largest, so that the slow groups of mixed stages fall on
@@ -17,13 +20,39 @@
 
 #include "search.h"
 
-/* Counts per stage and class, n[s * C + c], summing to dp per stage and to the class's
- * groups over the stages. */
+/* Class c's time for stage s's layers in the sequence (before recompute). */
+static double stage_time(const hp_patterns *pt, const hp_pat_result *r, int s, int c)
+{
+  double t = 0;
+  for (int l = r->first[s]; l < r->first[s + 1] && l < pt->tab.n_layers; l++) t += hp_costs_time(&pt->tab, c, l);
+  return t;
+}
+
+/* Whether class c is a better pick than `best` (-1: none yet) for stage s's next group:
+ * with every group used, the class with the most left (they must all go somewhere);
+ * with groups to spare (idle devices), the fastest for the stage's layers, so that the
+ * groups left idle are the slow ones. */
+static int better(const hp_patterns *pt, const hp_pat_result *r, int s, const int *left, int spare,
+                  int c, int best)
+{
+  if (best < 0) return 1;
+  if (spare) {
+    double tc = stage_time(pt, r, s, c), tb = stage_time(pt, r, s, best);
+    if (tc != tb) return tc < tb;
+  }
+  return left[c] > left[best];
+}
+
+/* Counts per stage and class, n[s * C + c], summing to dp per stage and, over the stages,
+ * to the class's groups (at most, with groups to spare: idle devices). */
 static void counts(const hp_patterns *pt, const hp_pat_result *r, int pp, int dp, int *n)
 {
   int C = pt->n_cls, *left = hp__calloc((size_t)C, sizeof *left);
+  long supply = 0;
   if (!left) return;
   for (int c = 0; c < C; c++) left[c] = pt->groups[c];
+  for (int c = 0; c < C; c++) supply += pt->groups[c];
+  int spare = supply > (long)pp * dp;
   memset(n, 0, (size_t)pp * C * sizeof *n);
   for (int s = 0; s < pp; s++) {            /* each stage's minimum */
     const hp_stage_kind *k = &pt->kind[r->kind[s]];
@@ -43,7 +72,7 @@ static void counts(const hp_patterns *pt, const hp_pat_result *r, int pp, int dp
       while (have < dp) {
         int best = -1;
         for (int c = 0; c < C; c++)
-          if ((mask >> c & 1) && left[c] > 0 && (best < 0 || left[c] > left[best])) best = c;
+          if ((mask >> c & 1) && left[c] > 0 && better(pt, r, s, left, spare, c, best)) best = c;
         if (best < 0) break;
         n[s * C + best]++;
         left[best]--;
@@ -124,6 +153,13 @@ static void conform(const hp_problem *p, hp_plan *pl, int *found)
   free(keep);
 }
 
+/* TP groups still free on node nd: none on a node whose GPU count tp does not divide (a
+ * plan may not use it, cost-model.md 5; only under idle devices is there such a node). */
+static int free_groups(const hp_cluster *cl, int nd, int tp, const int *used)
+{
+  return cl->nodes[nd].gpus % tp ? 0 : cl->nodes[nd].gpus / tp - used[nd];
+}
+
 hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
                         double deadline, const volatile sig_atomic_t *stop, hp_plan *pl,
                         int *found, hp_diag *d)
@@ -154,8 +190,8 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
       if (classes == 1 && pt->kind[r->kind[s]].single) {   /* one node, the tightest fit */
         int best = -1;
         for (int i = 0; i < nc->n_nodes; i++) {
-          int nd = nc->nodes[i], fr = cl->nodes[nd].gpus / tp - used[nd];
-          if (fr >= need && (best < 0 || fr < cl->nodes[best].gpus / tp - used[best])) best = nd;
+          int nd = nc->nodes[i], fr = free_groups(cl, nd, tp, used);
+          if (fr >= need && (best < 0 || fr < free_groups(cl, best, tp, used))) best = nd;
         }
         if (best >= 0) {
           for (int q = 0; q < need; q++, r0++) {
@@ -168,11 +204,11 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
       while (need > 0) {                        /* whole nodes first: the most free */
         int best = -1;
         for (int i = 0; i < nc->n_nodes; i++) {
-          int nd = nc->nodes[i], fr = cl->nodes[nd].gpus / tp - used[nd];
-          if (fr > 0 && (best < 0 || fr > cl->nodes[best].gpus / tp - used[best])) best = nd;
+          int nd = nc->nodes[i], fr = free_groups(cl, nd, tp, used);
+          if (fr > 0 && (best < 0 || fr > free_groups(cl, best, tp, used))) best = nd;
         }
         if (best < 0) { err = hp_fail(d, HP_INTERNAL, "pattern decode: class %d has too few groups", c); goto done; }
-        for (int fr = cl->nodes[best].gpus / tp - used[best]; fr > 0 && need > 0; fr--, need--, r0++) {
+        for (int fr = free_groups(cl, best, tp, used); fr > 0 && need > 0; fr--, need--, r0++) {
           slot_node[s * dp + r0] = best;
           slot_off[s * dp + r0] = used[best]++;
         }

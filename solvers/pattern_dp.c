@@ -41,6 +41,10 @@
  * when the exact state is too large, a Lagrangian relaxation prices each class's groups
  * (for every price vector the priced optimum minus the price of all groups is a bound)
  * and the prices are searched: bisection for two classes, coordinate ascent beyond.
+ * Idle devices (cost-model.md 2, 7.19): where the plan's pp dp groups are fewer than the
+ * classes hold (`slack`: a configuration with pp tp dp < D), a plan uses at most each
+ * class's groups, not all: the counted state checks the use against the supply alone,
+ * and the prices of these inequalities are >= 0 (the search projects them).
  * States whose bound exceeds the cutoff are dropped. */
 #include <math.h>
 #include <stdlib.h>
@@ -73,6 +77,8 @@ typedef struct pdp {
   const hp_patterns *pt;
   const hp_pat_opts *o;
   int L, pp, dp, C, K, R, exact;
+  int slack;             /* fewer groups used (pp dp) than the classes hold: idle devices,
+                          * the counts bound use from above only */
   long gas;
   const double *lambda;  /* [C] prices (Lagrangian), NULL in exact mode */
   double *pen;           /* [K] least priced cost of each kind's groups */
@@ -137,17 +143,22 @@ static int res_next(const pdp *c, int res, int kind, int s_after)
   if (c->kside[kind] == 1u) a++;
   else if (c->kside[kind] == 3u) m++;
   b = s_after - a - m;
-  /* used so far: class 0 in [a dp + m, a dp + m (dp - 1)], class 1 alike */
+  /* used so far: class 0 in [a dp + m, a dp + m (dp - 1)], class 1 alike; with slack
+   * (idle devices) a side need not be used up, so only the supply bounds the use */
   if ((long)a * dp + m > n0 || (long)b * dp + m > n1) return -1;
+  if (c->slack) return a * (c->pp + 1) + m;
   if ((long)a * dp + (long)m * (dp - 1) + (long)left * dp < n0) return -1;
   if ((long)b * dp + (long)m * (dp - 1) + (long)left * dp < n1) return -1;
   return a * (c->pp + 1) + m;
 }
 
+/* With slack, a use of side 0 in [a dp + m, a dp + m (dp - 1)] that leaves side 1 within
+ * its supply exists iff a dp + m <= N0 and b dp + m <= N1 (pp dp = (a + b + m) dp), which
+ * res_next checked: nothing is left to check at the end. */
 static int res_final_ok(const pdp *c, int res)
 {
   int a, m;
-  if (!c->exact || c->C == 1) return 1;
+  if (!c->exact || c->C == 1 || c->slack) return 1;
   a = res / (c->pp + 1);
   m = res % (c->pp + 1);
   return (long)a * c->dp + m <= c->ng[0] && c->ng[0] <= (long)a * c->dp + (long)m * (c->dp - 1);
@@ -519,32 +530,42 @@ static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted,
   if (C == 2) {
     /* one price (the other class's is fixed: every group is used, so only their
      * difference matters): bisection on its subgradient, the priced optimum's use of
-     * class 0 less its supply */
+     * class o less its supply. With slack (idle devices) the uses are at most the
+     * supplies: the prices must be >= 0 (a negative one would reward leaving groups
+     * idle below what the bound may assume), and the uses, summing to pp dp < N0 + N1,
+     * exceed at most one supply: at the best prices that class's is >= 0 and the other's
+     * 0 (raising both by k changes the bound by -k (N0 + N1 - pp dp) <= 0). So o is the
+     * over-used class, its price searched from 0 up; none over-used at price 0: the
+     * unpriced optimum uses no more than there is, and its bound is the best. */
     double a, b = 0, step = scale;
-    int g, dir, bracketed = 0;
-    if ((g = use[0] - c->pt->groups[0]) == 0) return HP_OK;
-    dir = g > 0 ? 1 : -1;                 /* over-used: raise its price */
-    a = lam[0];
+    int g, dir, bracketed = 0, o = 0;
+    if (c->slack) {
+      o = use[0] > c->pt->groups[0] ? 0 : use[1] > c->pt->groups[1] ? 1 : -1;
+      if (o < 0) return HP_OK;
+    }
+    if ((g = use[o] - c->pt->groups[o]) == 0) return HP_OK;
+    dir = g > 0 ? 1 : -1;                 /* over-used: raise its price (with slack, always) */
+    a = lam[o];
     /* prices past 1000 times a stage time per group say nothing more (a merged frontier's
      * counts can point the wrong way for ever) and lose the bound to rounding */
     for (int t = 0; t < 40 && !bracketed && fabs(a) < 1e3 * scale; t++, step *= 2) {
       b = a + dir * step;
-      lam[0] = b;
+      lam[o] = b;
       if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
       if (v > r->bound) r->bound = v;
       if (r->bound >= cutoff) return HP_OK;
-      g = use[0] - c->pt->groups[0];
+      g = use[o] - c->pt->groups[o];
       if (g == 0 || (g > 0 ? 1 : -1) != dir) bracketed = 1; else a = b;
     }
     if (!bracketed || g == 0) return HP_OK;
     for (int t = 0; t < 16 && fabs(b - a) > 1e-4 * scale; t++) {
-      lam[0] = (a + b) / 2;
+      lam[o] = (a + b) / 2;
       if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
       if (v > r->bound) r->bound = v;
       if (r->bound >= cutoff) return HP_OK;
-      g = use[0] - c->pt->groups[0];
+      g = use[o] - c->pt->groups[o];
       if (g == 0) break;
-      if ((g > 0 ? 1 : -1) == dir) a = lam[0]; else b = lam[0];
+      if ((g > 0 ? 1 : -1) == dir) a = lam[o]; else b = lam[o];
     }
     return HP_OK;
   }
@@ -553,17 +574,26 @@ static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted,
    * subgradient of the (concave) bound; searches one price at a time stall at its kinks
    * (measured: 5.588 against 5.747 on a three-kind 64-GPU configuration). The step shrinks
    * when the bound stops rising. Every run's bound holds, whatever the prices. */
+  /* With slack (idle devices) the uses are at most the supplies and the prices >= 0: the
+   * ascent is projected (a price at 0 that the subgradient would push below stays, and
+   * its component leaves the step), and stops where the projected subgradient is 0. */
   {
     double theta = 1.0, best = v;
     int stall = 0;
     for (int it = 0; it < PAT_PRICE_ITERS && theta > 1e-3; it++) {
-      double gg = 0, target = isfinite(cutoff) ? cutoff : best + scale, t;
-      for (int x = 0; x < C; x++) gg += (double)(use[x] - c->pt->groups[x]) * (use[x] - c->pt->groups[x]);
+      double gg = 0, target = isfinite(cutoff) ? cutoff : best + scale, t, gx[HP_PATTERN_MAX_CLASSES];
+      for (int x = 0; x < C; x++) {
+        gx[x] = use[x] - c->pt->groups[x];
+        if (c->slack && lam[x] <= 0 && gx[x] < 0) gx[x] = 0;
+        gg += gx[x] * gx[x];
+      }
       if (gg == 0) break;               /* a subgradient of 0: these prices are the best */
       t = theta * (target - v) / gg;
-      for (int x = 0; x < C; x++) lam[x] += t * (use[x] - c->pt->groups[x]);
-      for (int x = 0; x < C; x++)        /* as in the bisection: no prices far out */
-        if (fabs(lam[x]) > 1e3 * scale) lam[x] = lam[x] > 0 ? 1e3 * scale : -1e3 * scale;
+      for (int x = 0; x < C; x++) {
+        lam[x] += t * gx[x];
+        if (c->slack && lam[x] < 0) lam[x] = 0;
+        if (fabs(lam[x]) > 1e3 * scale) lam[x] = lam[x] > 0 ? 1e3 * scale : -1e3 * scale;   /* as above */
+      }
       if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
       if (v > r->bound) r->bound = v;
       if (r->bound >= cutoff) return HP_OK;
@@ -686,6 +716,11 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.C = pt->n_cls;
   c.K = pt->n_kind;
   c.rule = (hp_front_rule){ o->frontier > 0 ? o->frontier : PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL };
+  {
+    long supply = 0;
+    for (int x = 0; x < c.C; x++) supply += pt->groups[x];
+    c.slack = supply > (long)c.pp * c.dp;
+  }
   if (c.C > HP_PATTERN_MAX_CLASSES) return hp_fail(d, HP_INTERNAL, "pattern DP: %d classes", c.C);
   r->first = hp__calloc((size_t)c.pp + 1, sizeof *r->first);
   r->kind = hp__calloc((size_t)c.pp, sizeof *r->kind);

@@ -71,6 +71,9 @@ hp_err hp__dp_split(const hp_problem *prob, hp_plan *plan, const hp_dp_opts *o,
 typedef struct hp_config { int pp, tp, dp, mbs; } hp_config;
 /* Allocates *out (free with free()); returns the count, or -1 out of memory. */
 int hp__configs(const hp_problem *prob, hp_config **out);
+/* The configurations the certificate bounds: hp__configs's, and under idle_devices then
+ * every one with pp * tp * dp < D that has a placement (configs.c), most devices first. */
+int hp__configs_cert(const hp_problem *prob, hp_config **out);
 
 /* Idle devices (job.idle_devices, cost-model.md 2, 5, 7.19): the configurations of the
  * devices left at each idle level `drop` = 1, 2, ...: the nodes ordered from the slowest

@@ -646,7 +646,6 @@ hp_cert_scope hp__cert_scope(const hp_problem *prob, char *note, size_t n_note)
 {
   const hp_job *j = &prob->job;
   unsigned modes = hp_job_modes(j);
-  int len = 0;
   if (n_note) note[0] = 0;
   if (!(modes >> HP_SHARD_DP & 1)) {
     snprintf(note, n_note, "the certificate searches modes dp and zdp with every other layer "
@@ -654,14 +653,10 @@ hp_cert_scope hp__cert_scope(const hp_problem *prob, char *note, size_t n_note)
     return HP_CERT_NONE;
   }
   /* every mode and slice count of the list: the pattern DP's options cover them
-   * (pattern_shard.c), and slices only shrink the gather buffer it leaves out */
-  if (!j->idle_devices) return HP_CERT_FULL;
-#define ADD(...) (len += snprintf(note + len, len < (int)n_note ? n_note - (size_t)len : 0, __VA_ARGS__))
-  ADD("not searched:");
-  ADD(" idle devices;");
-  ADD(" no bound");
-#undef ADD
-  return HP_CERT_PART;
+   * (pattern_shard.c), and slices only shrink the gather buffer it leaves out; idle
+   * devices: every configuration with pp * tp * dp <= D is bounded (hp__configs_cert),
+   * its patterns counting the TP groups used against at most the supply */
+  return HP_CERT_FULL;
 }
 
 hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *team,
@@ -688,7 +683,7 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   } else if ((s.scope = hp__cert_scope(prob, out->space_note, sizeof out->space_note)) != HP_CERT_FULL) {
     out->space = HP_SPACE_RESTRICTED;
   }
-  s.n = hp__configs(prob, &s.cfg);
+  s.n = hp__configs_cert(prob, &s.cfg);
   if (s.n < 0) {
     err = hp_fail(d, HP_NOMEM, "out of memory");
     s.n = 0;

@@ -84,11 +84,57 @@ void hp__place_fixed(hp_plan *pl, int variant)
     for (int i = 0; i < per; i++) pl->dev[(size_t)s * per + i] = (pl->pp - 1 - s) * per + i;
 }
 
+/* The fixed placements of a configuration that leaves devices idle (pp tp dp < D, only
+ * under idle_devices: hp__configs_cert lists them): Megatron order, or its stage mirror,
+ * over the TP groups of the nodes tp divides (no other node may be used), those of the
+ * fastest device type (peak x efficiency) first, then in device order; the slowest are
+ * left idle. HP_NOMEM, or HP_OK with fewer groups than pp dp left to the caller's check
+ * (hp__configs_cert lists no such configuration). */
+static hp_err place_fixed_idle(const hp_problem *p, hp_plan *pl, int variant, hp_diag *d)
+{
+  const hp_cluster *c = p->cluster;
+  int n = 0, need = pl->pp * pl->dp;
+  int *first = hp__calloc((size_t)c->n_devices + 1, sizeof *first);
+  double *speed = hp__calloc((size_t)c->n_devices + 1, sizeof *speed);
+  if (!first || !speed) {
+    free(first);
+    free(speed);
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  }
+  for (int k = 0; k < c->n_nodes; k++) {
+    const hp_devtype *t = &c->types[c->nodes[k].type];
+    if (c->nodes[k].gpus % pl->tp) continue;
+    for (int g = 0; g < c->nodes[k].gpus; g += pl->tp) {
+      int at = n++;                      /* insertion, stable: device order among equals */
+      while (at > 0 && speed[at - 1] < t->peak * t->eff) {
+        first[at] = first[at - 1];
+        speed[at] = speed[at - 1];
+        at--;
+      }
+      first[at] = c->nodes[k].first + g;
+      speed[at] = t->peak * t->eff;
+    }
+  }
+  for (int s = 0; s < pl->pp && n >= need; s++)
+    for (int r = 0; r < pl->dp; r++)
+      for (int j = 0; j < pl->tp; j++)
+        pl->dev[((size_t)s * pl->dp + r) * pl->tp + j] =
+          first[(variant ? pl->pp - 1 - s : s) * pl->dp + r] + j;
+  free(first);
+  free(speed);
+  return HP_OK;
+}
+
 hp_err hp__plan_fixed(const hp_problem *p, const hp_config *c, int variant, hp_plan **out,
                       hp_diag *d)
 {
   hp_err err = hp__plan_for(p, c, out, d);
-  if (!err) hp__place_fixed(*out, variant);
+  if (err) return err;
+  if ((long)c->pp * c->tp * c->dp < p->cluster->n_devices) {
+    if ((err = place_fixed_idle(p, *out, variant, d))) hp_plan_destroy(out);
+    return err;
+  }
+  hp__place_fixed(*out, variant);
   return err;
 }
 

@@ -23,7 +23,12 @@ void hp_classes_release(hp_classes *c)
 int hp_classes_groups(const hp_problem *p, const hp_classes *c, int cls, int tp)
 {
   int n = 0;
-  for (int i = 0; i < c->cls[cls].n_nodes; i++) n += p->cluster->nodes[c->cls[cls].nodes[i]].gpus / tp;
+  /* a node whose GPU count tp does not divide holds none: a plan may not use it (cost-model.md
+   * 5; without idle devices tp divides every node) */
+  for (int i = 0; i < c->cls[cls].n_nodes; i++) {
+    int g = p->cluster->nodes[c->cls[cls].nodes[i]].gpus;
+    if (g % tp == 0) n += g / tp;
+  }
   return n;
 }
 

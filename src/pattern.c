@@ -3,7 +3,18 @@
  * time is monotone in the TP link's bandwidth (falling for analytic times, and for
  * profiles above their measured micro-batch; rising below it, cost-model.md 1.1) and
  * does not fall as latency grows, so the least time over every TP group of a class is the
- * lesser of the times at the weakest and the strongest pair, at the least latency. */
+ * lesser of the times at the weakest and the strongest pair, at the least latency.
+ *
+ * Idle devices (a configuration with pp tp dp < D, cost-model.md 2, 5, 7.19): a class's
+ * groups are those of its nodes that tp divides (hp_classes_groups; no other node may be
+ * used), per_node the most one of those holds, and a kind has only classes with groups.
+ * Every other figure rests on the slots the plan itself has, which every plan of the
+ * configuration has whatever it leaves idle: a crossing replica's tp lanes, a stage's dp
+ * groups, the R(n) >= tp of a replica group that crosses nodes. Idle devices count in no
+ * H_s(n) or R(n), so they are no sharer any figure assumed; and the capacities (per_node,
+ * crossing_single, chain) count room on a node, which idle devices leave free. Layer
+ * times and links are the best over every member node, a superset of the usable ones.
+ * So each figure stays a lower bound when some devices are idle. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -139,8 +150,11 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
   for (int c = 0; c < C; c++)
     if (dp >= 2 && dp <= pt->groups[c] && cl->cls[c].n_nodes >= 2 && add_kind(pt, &cap, 1u << c, 0))
       return HP_NOMEM;
-  for (unsigned m = 1; m < (1u << C); m++)
-    if (popcount(m) >= 2 && popcount(m) <= dp && add_kind(pt, &cap, m, 0)) return HP_NOMEM;
+  for (unsigned m = 1; m < (1u << C); m++) {
+    int usable = 1;                     /* a class with no group (idle devices) takes no part */
+    for (int c = 0; c < C; c++) usable &= !(m >> c & 1) || pt->groups[c] > 0;
+    if (usable && popcount(m) >= 2 && popcount(m) <= dp && add_kind(pt, &cap, m, 0)) return HP_NOMEM;
+  }
   n_base = pt->n_kind;
   for (int k = 0; k < n_base; k++) {
     unsigned m = pt->kind[k].mask;
@@ -308,7 +322,10 @@ hp_err hp_patterns_build(const hp_problem *p, const hp_classes *cl, const hp_pla
   if (!out->groups || !out->per_node) goto nomem;
   for (int c = 0; c < C; c++) {
     out->groups[c] = hp_classes_groups(p, cl, c, tp);
-    out->per_node[c] = cl->cls[c].gpus_max / tp;
+    for (int i = 0; i < cl->cls[c].n_nodes; i++) {   /* nodes tp divides: the usable ones */
+      int g = p->cluster->nodes[cl->cls[c].nodes[i]].gpus;
+      if (g % tp == 0 && g / tp > out->per_node[c]) out->per_node[c] = g / tp;
+    }
   }
   if (kinds(p, cl, shape->dp, out)) goto nomem;
   out->hbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hbw);

@@ -46,7 +46,8 @@ void hp_classes_release(hp_classes *c);
 void hp_classes_subset_links(const hp_problem *p, const hp_classes *c, int cls, int k,
                              double *bw, double *lat);
 
-/* TP groups of degree tp in class c (sum over its nodes of gpus / tp). */
+/* TP groups of degree tp in class c (sum over its nodes whose GPU count tp divides of
+ * gpus / tp: a plan uses no other node). */
 int hp_classes_groups(const hp_problem *p, const hp_classes *c, int cls, int tp);
 
 #endif

@@ -185,13 +185,13 @@ expect validate_json 0 '"spearman":' -- $H validate "${tiny[@]}" --samples 20 --
 for s in glpk cbc; do
   if built $s; then
     # the certificate covers every sharding mode and slice count (cost model 1.2): it proves
-    # under the default list of four modes and under dp,zdp; with idle devices it gives a
-    # plan and claims no bound
+    # under the default list of four modes and under dp,zdp; with idle devices too (every
+    # pp x tp x dp <= D is bounded)
     expect ${s}_tiny 0 "$(printf '%-15s optimal          0.771374' $s)" -- $H compare "${tiny[@]}" --solvers $s,enum --sharding dp,zdp
     expect ${s}_tiny_default_job 0 "$(printf '%-15s optimal          0.771374' $s)" -- $H compare "${tiny[@]}" --solvers $s,enum
     row=$($H compare "${tiny[@]}" --solvers $s,enum --idle-devices 2>&1 | grep "^$s ")
-    if grep -Eq "^$s +feasible +0\.771374 +10\.3711 +66\.6% +[0-9.]+ +- " <<<"$row"; then ok ${s}_restricted_with_idle_devices
-    else bad ${s}_restricted_with_idle_devices "$row"; fi
+    if grep -Eq "^$s +optimal +0\.771374 +10\.3711 +66\.6% +[0-9.]+ +0\.771374 " <<<"$row"; then ok ${s}_proves_with_idle_devices
+    else bad ${s}_proves_with_idle_devices "$row"; fi
     expect ${s}_proves_infeasible 6 "no plan of the search space fits in memory (proved)" -- $H plan --model tests/cases/too-big.json --cluster $T/cluster.json --gbs 8 --solver $s --sharding dp,zdp
   else
     skip ${s}_tiny "this build lacks $s"
