@@ -19,6 +19,7 @@
 
 #include "harness.h"
 #include "fixtures.h"
+#include "bound_probe.h"
 #include "random_instance.h"
 
 #define IDLE_TOL 1e-9
@@ -39,74 +40,6 @@ static hp_problem *instance(int fam, int k, char *what, size_t n)
   ri_cert_scope(p);
   p->job.idle_devices = 1;
   return p;
-}
-
-/* The pattern DP's bound of configuration c; NAN when it did not run to the end. */
-static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c, int exact)
-{
-  hp_plan *pl = NULL;
-  hp_patterns pt;
-  hp_pat_opts o;
-  hp_pat_result r;
-  hp_diag d = {0};
-  double v = NAN;
-  memset(&pt, 0, sizeof pt);
-  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
-    fprintf(stderr, "  pattern DP: %s\n", d.msg);
-    hp_plan_destroy(&pl);
-    return NAN;
-  }
-  hp__pat_opts_init(&o);
-  o.exact = exact;
-  if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) v = r.bound;
-  hp__pat_result_release(&r);
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  return v;
-}
-
-/* The pattern MIP of configuration c solved by `be`: its optimum (INFINITY without a
- * point, NAN if unfinished), and the evaluator's time of its decoded plan in *decoded
- * (INFINITY if none that fits). */
-static double mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
-                          const hp_config *c, double *decoded)
-{
-  hp_plan *pl = NULL;
-  hp_patterns pt;
-  hp_mip *m = NULL;
-  hp_mip_pmap map;
-  hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
-  hp_limits lim;
-  hp_diag d = {0};
-  double v = NAN;
-  *decoded = INFINITY;
-  hp_limits_init(&lim);
-  lim.gap = 1e-9;
-  memset(&pt, 0, sizeof pt);
-  memset(&map, 0, sizeof map);
-  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d) ||
-      hp_mip_build_pattern(p, &pt, &m, &map, &d) || be(m, NULL, &lim, 30, INFINITY, &sol, &d)) {
-    fprintf(stderr, "  pattern MIP: %s\n", d.msg);
-  } else if (sol.status == HP_SOL_OPTIMAL) {
-    v = sol.obj * m->obj_scale;
-  } else if (sol.status == HP_SOL_INFEASIBLE) {
-    v = INFINITY;
-  }
-  if (sol.x) {
-    int found = 0;
-    if (hp__mip_decode_pattern_plan(p, &pt, &map, sol.x, INFINITY, NULL, pl, &found, &d) == HP_OK &&
-        found) {
-      hp_eval e = {0};
-      if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) *decoded = e.iteration_time;
-      hp_eval_release(&e);
-    }
-  }
-  free(sol.x);
-  hp_mip_destroy(&m);
-  hp_mip_pmap_release(&map);
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  return v;
 }
 
 static int listed(const hp_config *cfg, int n, const hp_config *c)
@@ -156,7 +89,7 @@ TEST(certificate_idle_pattern_bounds_never_above_brute_force_on_160_instances)
             configs++;
             idle_fit += isfinite(bf) && pp * tp * dp < D;
             for (int exact = -1; exact <= 1; exact++) {
-              double b = dp_bound(p, &cl, &c, exact);
+              double b = bp_dp_bound(p, &cl, &c, exact, 0, INFINITY, NULL);
               if (exact == -1) tight += isfinite(bf) && b >= bf * (1 - IDLE_TOL);
               if (isnan(b) || !at_most(b, bf) || (isinf(b) && isfinite(bf))) {
                 fprintf(stderr, "  VIOLATION (b) %s\n    pp %d tp %d dp %d mbs %d: DP bound "
@@ -170,8 +103,8 @@ TEST(certificate_idle_pattern_bounds_never_above_brute_force_on_160_instances)
             for (int q = 0; q < 2 && pp * tp * dp < D && i % IDLE_MIP_EVERY == 0; q++) {
               double dec, v, dpb;
               if (!be[q]) continue;
-              v = mip_optimum(be[q], p, &cl, &c, &dec);
-              dpb = dp_bound(p, &cl, &c, -1);
+              v = bp_mip_optimum(be[q], p, &cl, &c, &dec);
+              dpb = bp_dp_bound(p, &cl, &c, -1, 0, INFINITY, NULL);
               solves++;
               /* CBC may stop above the program's optimum, which GLPK reaches (kinds seed
                * 7077, pp 1 tp 1 dp 2 mbs 4: 0.226520 against 0.226019, with or without the

@@ -23,6 +23,7 @@
 
 #include "harness.h"
 #include "fixtures.h"
+#include "bound_probe.h"
 #include "random_instance.h"
 
 #define V3_TOL 1e-9
@@ -56,75 +57,6 @@ static int at_most(double a, double b, double tol)
   return a <= b || a <= b + tol * fabs(b);
 }
 
-/* The pattern DP's bound of configuration c; exact: 1, 0 or -1 (hp_pat_opts). NAN when
- * it did not run to the end. */
-static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c, int exact)
-{
-  hp_plan *pl = NULL;
-  hp_patterns pt;
-  hp_pat_opts o;
-  hp_pat_result r;
-  hp_diag d = {0};
-  double v = NAN;
-  memset(&pt, 0, sizeof pt);
-  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
-    fprintf(stderr, "  pattern DP: %s\n", d.msg);
-    hp_plan_destroy(&pl);
-    return NAN;
-  }
-  hp__pat_opts_init(&o);
-  o.exact = exact;
-  if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) v = r.bound;
-  hp__pat_result_release(&r);
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  return v;
-}
-
-/* The pattern MIP of configuration c solved by `be` to the end: its optimum (INFINITY if
- * it has no point; NAN if the backend did not finish), and the evaluator's time of the
- * plan its solution decodes to (INFINITY if it decodes to none that fits). */
-static double mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
-                          const hp_config *c, double *decoded)
-{
-  hp_plan *pl = NULL;
-  hp_patterns pt;
-  hp_mip *m = NULL;
-  hp_mip_pmap map;
-  hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
-  hp_limits lim;
-  hp_diag d = {0};
-  double v = NAN;
-  *decoded = INFINITY;
-  hp_limits_init(&lim);
-  lim.gap = 1e-9;
-  memset(&pt, 0, sizeof pt);
-  memset(&map, 0, sizeof map);
-  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d) ||
-      hp_mip_build_pattern(p, &pt, &m, &map, &d) || be(m, NULL, &lim, 30, INFINITY, &sol, &d)) {
-    fprintf(stderr, "  pattern MIP: %s\n", d.msg);
-  } else if (sol.status == HP_SOL_OPTIMAL) {
-    v = sol.obj * m->obj_scale;
-  } else if (sol.status == HP_SOL_INFEASIBLE) {
-    v = INFINITY;
-  }
-  if (sol.x) {
-    int found = 0;
-    if (hp__mip_decode_pattern_plan(p, &pt, &map, sol.x, INFINITY, NULL, pl, &found, &d) == HP_OK &&
-        found) {
-      hp_eval e = {0};
-      if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) *decoded = e.iteration_time;
-      hp_eval_release(&e);
-    }
-  }
-  free(sol.x);
-  hp_mip_destroy(&m);
-  hp_mip_pmap_release(&map);
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  return v;
-}
-
 TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of_3_kinds)
 {
   int bad = 0, configs = 0, none_fit = 0, tight = 0;
@@ -144,7 +76,7 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
       configs++;
       none_fit += isinf(bf);
       for (int exact = -1; exact <= 1; exact++) {     /* the default, prices, exact count */
-        double b = dp_bound(p, &cl, c, exact);
+        double b = bp_dp_bound(p, &cl, c, exact, 0, INFINITY, NULL);
         if (exact == -1) tight += isfinite(bf) && b >= bf * (1 - V3_TOL);
         if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
           fprintf(stderr, "  VIOLATION (a) %s\n    pp %d tp %d dp %d mbs %d: DP bound (exact %d) "
@@ -181,11 +113,11 @@ TEST(certificate_v3_pattern_mip_between_dp_and_brute_force_on_200_instances_of_3
     CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
     for (int i = 0; i < n; i++) {
       const hp_config *c = &cfg[i];
-      double bf = ri_brute_config(p, c), dpb = dp_bound(p, &cl, c, -1);
+      double bf = ri_brute_config(p, c), dpb = bp_dp_bound(p, &cl, c, -1, 0, INFINITY, NULL);
       for (int k = 0; k < 2; k++) {
         double decoded, v;
         if (!be[k]) continue;
-        v = mip_optimum(be[k], p, &cl, c, &decoded);
+        v = bp_mip_optimum(be[k], p, &cl, c, &decoded);
         solves++;
         equal += isfinite(bf) && v >= bf * (1 - V3_TOL);
         if (isfinite(v) && isfinite(bf) && v > bf) worst_mip_bf = fmax(worst_mip_bf, (v - bf) / bf);

@@ -15,6 +15,7 @@
 
 #include "harness.h"
 #include "fixtures.h"
+#include "bound_probe.h"
 #include "random_instance.h"
 
 #define RV_TOL 1e-9
@@ -22,36 +23,6 @@
 static int at_most(double a, double b)
 {
   return a <= b || a <= b + RV_TOL * fabs(b);
-}
-
-/* The pattern DP's bound of configuration c (NAN unless it says done). */
-static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c, int exact,
-                       int frontier, double seconds, int *partial)
-{
-  hp_plan *pl = NULL;
-  hp_patterns pt;
-  hp_pat_opts o;
-  hp_pat_result r;
-  hp_diag d = {0};
-  double v = NAN;
-  *partial = 0;
-  memset(&pt, 0, sizeof pt);
-  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
-    hp_plan_destroy(&pl);
-    return NAN;
-  }
-  hp__pat_opts_init(&o);
-  o.exact = exact;
-  o.frontier = frontier;
-  if (isfinite(seconds)) o.deadline = hp__now() + seconds;
-  if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) {
-    v = r.bound;
-    *partial = r.partial;
-  }
-  hp__pat_result_release(&r);
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  return v;
 }
 
 /* The job's own list with dp, every device used: the certificate's full space now. */
@@ -81,7 +52,7 @@ static int check_family(int kinds, unsigned long seed0, int count)
       for (int exact = -1; exact <= 1; exact++)
         for (int f = 0; f < 4; f++) {
           int partial;
-          double b = dp_bound(p, &cl, c, exact, frontiers[f], INFINITY, &partial);
+          double b = bp_dp_bound(p, &cl, c, exact, frontiers[f], INFINITY, &partial);
           if (isnan(b) || !at_most(b, bf) || (isinf(b) && isfinite(bf))) {
             fprintf(stderr, "  VIOLATION %s\n    pp %d tp %d dp %d mbs %d: DP bound (exact %d, frontier %d) "
                     "%.12g, brute force %.12g\n", what, c->pp, c->tp, c->dp, c->mbs, exact,
@@ -92,7 +63,7 @@ static int check_family(int kinds, unsigned long seed0, int count)
       /* cut short: whatever it says done holds */
       for (int k = 0; k < 6; k++) {
         int partial;
-        double b = dp_bound(p, &cl, c, -1, 0, 1e-5 * (1 << (2 * k)), &partial);
+        double b = bp_dp_bound(p, &cl, c, -1, 0, 1e-5 * (1 << (2 * k)), &partial);
         cut += partial;
         if (!isnan(b) && (!at_most(b, bf) || (isinf(b) && isfinite(bf)))) {
           fprintf(stderr, "  VIOLATION (cut short, partial %d) %s\n    pp %d tp %d dp %d mbs %d: "
@@ -135,7 +106,7 @@ TEST(review_v3_priced_bound_with_merged_frontiers_stays_below_brute_force_seed_9
   full_scope(p);
   CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
   double bf = ri_brute_config(p, &c);
-  double b = dp_bound(p, &cl, &c, 0, 1, INFINITY, &partial);
+  double b = bp_dp_bound(p, &cl, &c, 0, 1, INFINITY, &partial);
   CHECK_NEAR(bf, 0.580163882911, 1e-9);
   if (!at_most(b, bf)) fprintf(stderr, "  bound %.12g above brute force %.12g\n", b, bf);
   CHECK(at_most(b, bf));

@@ -1,0 +1,79 @@
+/* bound_probe.c -- the certificate's bounds of one configuration for the tests
+ * (bound_probe.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bound_probe.h"
+
+double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c, int exact,
+                   int frontier, double seconds, int *partial)
+{
+  hp_plan *pl = NULL;
+  hp_patterns pt;
+  hp_pat_opts o;
+  hp_pat_result r;
+  hp_diag d = {0};
+  double v = NAN;
+  if (partial) *partial = 0;
+  memset(&pt, 0, sizeof pt);
+  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
+    fprintf(stderr, "  pattern DP: %s\n", d.msg);
+    hp_plan_destroy(&pl);
+    return NAN;
+  }
+  hp__pat_opts_init(&o);
+  o.exact = exact;
+  o.frontier = frontier;
+  if (isfinite(seconds)) o.deadline = hp__now() + seconds;
+  if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) {
+    v = r.bound;
+    if (partial) *partial = r.partial;
+  }
+  hp__pat_result_release(&r);
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+  return v;
+}
+
+double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
+                      const hp_config *c, double *decoded)
+{
+  hp_plan *pl = NULL;
+  hp_patterns pt;
+  hp_mip *m = NULL;
+  hp_mip_pmap map;
+  hp_mip_solution sol = { HP_SOL_NONE, INFINITY, -INFINITY, NULL };
+  hp_limits lim;
+  hp_diag d = {0};
+  double v = NAN;
+  *decoded = INFINITY;
+  hp_limits_init(&lim);
+  lim.gap = 1e-9;
+  memset(&pt, 0, sizeof pt);
+  memset(&map, 0, sizeof map);
+  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d) ||
+      hp_mip_build_pattern(p, &pt, &m, &map, &d) || be(m, NULL, &lim, 30, INFINITY, &sol, &d)) {
+    fprintf(stderr, "  pattern MIP: %s\n", d.msg);
+  } else if (sol.status == HP_SOL_OPTIMAL) {
+    v = sol.obj * m->obj_scale;
+  } else if (sol.status == HP_SOL_INFEASIBLE) {
+    v = INFINITY;
+  }
+  if (sol.x) {
+    int found = 0;
+    if (hp__mip_decode_pattern_plan(p, &pt, &map, sol.x, INFINITY, NULL, pl, &found, &d) == HP_OK &&
+        found) {
+      hp_eval e = {0};
+      if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) *decoded = e.iteration_time;
+      hp_eval_release(&e);
+    }
+  }
+  free(sol.x);
+  hp_mip_destroy(&m);
+  hp_mip_pmap_release(&map);
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+  return v;
+}

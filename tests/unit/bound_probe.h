@@ -1,0 +1,22 @@
+/* bound_probe.h -- the certificate's two bounds of one configuration, for the tests that
+ * hold them against brute force: the pattern DP's and the pattern MIP's (with the plan its
+ * solution decodes to). */
+#ifndef HP_BOUND_PROBE_H
+#define HP_BOUND_PROBE_H
+
+#include "../../solvers/search.h"
+
+/* The pattern DP's bound of configuration c with `exact` (1, 0 or -1, hp_pat_opts),
+ * `frontier` points per frontier (0: the default) and `seconds` (INFINITY: none); NAN
+ * when it did not run to the end. *partial (may be NULL) gets whether its price search
+ * was cut short. */
+double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c, int exact,
+                   int frontier, double seconds, int *partial);
+
+/* The pattern MIP of configuration c solved by `be` to the end: its optimum (INFINITY if
+ * it has no point; NAN if the backend did not finish), and in *decoded the evaluator's
+ * time of the plan its solution decodes to (INFINITY if it decodes to none that fits). */
+double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
+                      const hp_config *c, double *decoded);
+
+#endif
