@@ -36,7 +36,7 @@ hp_err hp__pattern_mip(const hp_problem *p, const hp_config *c, hp_mip_backend b
                hp_job_max_slices(&p->job) > 1;
   memset(&map, 0, sizeof map);
   memset(&pt, 0, sizeof pt);
-  if ((err = hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, d))) return err;
+  if ((err = hp_classes_build(p, HP_PATTERN_SEARCH_CLASSES, &cl, d))) return err;
   if ((err = hp__plan_for(p, c, &pl, d)) || (err = hp_patterns_build(p, &cl, pl, &pt, d)) ||
       (err = hp_mip_build_pattern(p, &pt, &m, &map, d)))
     goto done;

@@ -314,7 +314,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
   s->phase = s->cert ? "pattern bounds" : "pattern placements";
   s->total = s->n;
   if (!(s->order = promise_order(s->fixed, s->n))) err = hp_fail(d, HP_NOMEM, "out of memory");
-  if (!err) err = hp_classes_build(s->prob, HP_PATTERN_MAX_CLASSES, &cl, d);
+  if (!err) err = hp_classes_build(s->prob, HP_PATTERN_SEARCH_CLASSES, &cl, d);
   for (int round = 0; round < 2; round++) {
     hp_err e2;
     for (int q0 = 0; q0 < s->n && !err; q0++) {
@@ -537,7 +537,7 @@ static hp_err tightening(search *s, hp_diag *d)
     frontier *= TIGHT_GROWTH;
     if (t->rank == 0) err = anneal(s, fmin(s->budget / 20, (s->deadline - hp__now()) / 8), d);
     publish(s);
-    if (!err && !cl.cls) err = hp_classes_build(s->prob, HP_PATTERN_MAX_CLASSES, &cl, d);
+    if (!err && !cl.cls) err = hp_classes_build(s->prob, HP_PATTERN_SEARCH_CLASSES, &cl, d);
     for (int i = 0; i < n; i++) {
       /* only a bound that merged frontiers or stopped its price search can rise here */
       if (s->b[i].done && !s->b[i].enumerated && !s->disagree[i] && !pruned(s, i) &&

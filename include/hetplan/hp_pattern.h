@@ -17,6 +17,11 @@
 
 /* Classes a pattern search distinguishes; more are merged by type (hp_classes_build). */
 #define HP_PATTERN_MAX_CLASSES 6
+/* Classes the certificate's searches build: kinds grow as 2^C and a DP run as their square
+ * (6 classes of one type, Pipette's measured 16 x 8 matrix: 69 kinds and no bound in 300 s),
+ * so past 4 the classes of one type are merged (inexact: their best figures, still a bound).
+ * Types are never merged: five types stay five classes. */
+#define HP_PATTERN_SEARCH_CLASSES 4
 
 typedef struct hp_stage_kind {
   unsigned mask;       /* the classes present, bit c for class c */
