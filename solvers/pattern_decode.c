@@ -3,10 +3,11 @@
  * (a single-class stage takes dp groups of its class, a mixed stage one of each class
  * and the rest from its classes with the most groups left); where a priced (Lagrangian)
  * sequence asks more of a class than it has, other classes fill in, so the plan is always
- * a plan. Where the plan uses fewer groups than the classes hold (idle devices, allowed only
- * when the job's idle_devices is: the configurations of hp__configs_cert), the rest go to
- * the class fastest for the stage's layers, so the groups left idle are the slow ones, and
- * no group is taken on a node whose GPU count tp does not divide. A single-node stage takes the node of its class that fits it most tightly; a
+ * a plan. Where the plan uses fewer groups than the classes hold (idle devices, allowed
+ * only when the job's idle_devices is: the configurations of hp__configs_cert), the rest
+ * go to the class fastest for the stage's layers, so the groups left idle are the slow
+ * ones, and no group is taken on a node whose GPU count tp does not divide. A single-node
+ * stage takes the node of its class that fits it most tightly; a
  * stage that spans nodes takes whole nodes first, so that few replica groups share a
  * node's network. A stage's groups go to replicas fastest first to the replica whose
  * pipeline time so far is largest, so that the slow groups of mixed stages fall on
@@ -24,7 +25,8 @@
 static double stage_time(const hp_patterns *pt, const hp_pat_result *r, int s, int c)
 {
   double t = 0;
-  for (int l = r->first[s]; l < r->first[s + 1] && l < pt->tab.n_layers; l++) t += hp_costs_time(&pt->tab, c, l);
+  for (int l = r->first[s]; l < r->first[s + 1] && l < pt->tab.n_layers; l++)
+    t += hp_costs_time(&pt->tab, c, l);
   return t;
 }
 

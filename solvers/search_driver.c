@@ -517,9 +517,10 @@ static hp_err closing(search *s, hp_diag *d)
  * larger than the pass before (they merge less, so the bound can only rise: merging is
  * the DP's own relaxation) and the incumbent as cutoff. A configuration keeps the larger
  * of its two bounds (both hold). Merged at the end of each pass: a configuration takes the
- * largest bound any member holds, its flags merged alike on all. Configurations the programs disagreed on, or
- * enumerated, are left as they are, and so are those whose DP neither merged points nor
- * stopped its price search early: a rerun would give them the same bound. */
+ * largest bound any member holds, its flags merged alike on all. Configurations the
+ * programs disagreed on, or enumerated, are left as they are, and so are those whose DP
+ * neither merged points nor stopped its price search early: a rerun would give them the
+ * same bound. */
 static hp_err tightening(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
