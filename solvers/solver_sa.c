@@ -246,6 +246,8 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     err = HP_OK;
   }
   out->all_used_time = seed_res.all_used_time;   /* what dp met, where it started sa */
+  /* a start cut short by its share of the time limit is part of this result's story */
+  if (seed_res.stopped != HP_STOP_NONE && out->stopped == HP_STOP_NONE) out->stopped = seed_res.stopped;
   if (seed_res.plan) legalize(prob, seed_res.plan);
   if (seed_res.plan && hp_plan_validate(prob, seed_res.plan, NULL) == HP_OK) {
     int used = 0, placed = 1;
