@@ -83,7 +83,6 @@ typedef struct search {
   long *lens;           /* [team size] the bytes each member sends in merge_plans: taken at
                          * the start, so that no merge allocates before its collective */
   int refuted;          /* the closing phase found a plan below a configuration's DP bound */
-  int n_closed;         /* configurations the closing phase settled by enumeration */
   double t0, budget, deadline;
   const char *phase;    /* progress: what runs, and how many items it has */
   int total;
@@ -495,7 +494,6 @@ static hp_err closing(search *s, hp_diag *d)
   }
   for (int i = 0; i < n && !err; i++) {
     if (!(v[i] > 0)) continue;
-    s->n_closed++;
     if (v[2 * n + i] > 0) {
       s->refuted++;
       hp_warn(d, "the enumeration of pp %d tp %d dp %d mbs %d found a plan of %.9g s, below "

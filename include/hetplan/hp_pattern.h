@@ -83,7 +83,8 @@ void hp_patterns_handoff_split(const hp_patterns *pt, int a, int b, int last, do
 double hp_patterns_least_act(const hp_costs *tab, int l);
 double hp_patterns_least_work(const hp_costs *tab, int l);
 
-/* The kind of a stage with that class mask and single flag, or -1. */
+/* The first kind with that class mask and single flag, or -1 (a split spanning kind has
+ * two: its own nodes, then a shared one; hp_stage_kind.own tells them apart). */
 int hp_patterns_find(const hp_patterns *pt, unsigned mask, int single);
 
 #endif

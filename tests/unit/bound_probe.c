@@ -37,6 +37,28 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
   return v;
 }
 
+int bp_certify(const char *name, const hp_problem *p, double seconds, const char *what,
+               hp_result *r, double *plan_time)
+{
+  const hp_solver *s = hp_solver_find(name);
+  hp_limits lim;
+  hp_diag d = {0};
+  *plan_time = INFINITY;
+  if (!s) return 0;
+  hp_limits_init(&lim);
+  lim.time_limit = seconds;
+  if (hp_solver_run(s, p, NULL, &lim, r, &d) != HP_OK) {
+    fprintf(stderr, "  %s: %s failed: %s\n", what, name, d.msg);
+    return -1;
+  }
+  if (r->plan) {
+    hp_eval e = {0};
+    if (hp_evaluate(p, r->plan, &e, &d) == HP_OK && e.feasible) *plan_time = e.iteration_time;
+    hp_eval_release(&e);
+  }
+  return 1;
+}
+
 double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
                       const hp_config *c, double *decoded)
 {

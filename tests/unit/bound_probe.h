@@ -19,4 +19,11 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
 double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
                       const hp_config *c, double *decoded);
 
+/* Runs the certificate solver `name` ("glpk", "cbc") on p within `seconds`: 1 with its
+ * result in *r (release it) and the evaluator's time of its plan in *plan_time (INFINITY:
+ * no plan that fits); 0 when this build lacks it (nothing to release), -1 when it failed
+ * (the message printed with `what`). */
+int bp_certify(const char *name, const hp_problem *p, double seconds, const char *what,
+               hp_result *r, double *plan_time);
+
 #endif

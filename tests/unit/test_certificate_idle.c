@@ -149,25 +149,12 @@ TEST(certificate_idle_glpk_and_cbc_bound_brute_force_on_160_instances)
     idle_best += bf < whole * (1 - IDLE_TOL);
     seeds++;
     for (int k = 0; k < 2; k++) {
-      const hp_solver *s = hp_solver_find(names[k]);
-      hp_limits lim;
       hp_result r;
-      hp_diag d = {0};
-      double plan_time = INFINITY;
-      if (!s) continue;
-      hp_limits_init(&lim);
-      lim.time_limit = 3;
-      if (hp_solver_run(s, p, NULL, &lim, &r, &d) != HP_OK) {
-        fprintf(stderr, "  VIOLATION (c) %s: %s failed: %s\n", what, names[k], d.msg);
-        bad++;
-        continue;
-      }
+      double plan_time;
+      int ran = bp_certify(names[k], p, 3, what, &r, &plan_time);
+      if (ran == 0) continue;
+      if (ran < 0) { bad++; continue; }
       runs++;
-      if (r.plan) {
-        hp_eval e = {0};
-        if (hp_evaluate(p, r.plan, &e, &d) == HP_OK && e.feasible) plan_time = e.iteration_time;
-        hp_eval_release(&e);
-      }
       optimal += r.status == HP_SOL_OPTIMAL;
       if (r.space != HP_SPACE_FULL || (r.plan && !at_most(bf, plan_time)) || !at_most(r.bound, bf) ||
           (r.status == HP_SOL_OPTIMAL && !(fabs(plan_time - bf) <= IDLE_TOL * bf)) ||
