@@ -3,11 +3,51 @@
  * (a configuration that cannot beat it is bounded at the cutoff and costs little), and the
  * sequence found below the cutoff decoded into a real plan (pattern_decode.c) and offered,
  * which lowers the cutoff for the next. The order, the rounds, the time shares and the
- * cutoff are the driver's. */
+ * cutoff are the driver's.
+ *
+ * Two runs where spanning kinds split into own and shared nodes (hp_pattern.h): the first
+ * time a configuration is bounded, its DP runs first over the unsplit kinds, fewer and so
+ * far faster, a looser bound that often already reaches the cutoff (Llama-2 140B on 768
+ * GPUs: every configuration but one pruned so, 1.1 s against 30 s for pp 32 tp 4 dp 6);
+ * only where it does not, the split kinds run with what is left of the share. Both bounds
+ * hold: the larger is kept, and both sequences are decoded (they place differently). A
+ * split run cut short leaves the unsplit bound marked partial, so that the driver's second
+ * round and tightening, which run the split kinds alone, resume it. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "search.h"
+
+/* One DP run over `pt` with cutoff and options o: its bound into *b (the larger kept), its
+ * sequence decoded into pl and offered; *done: the run ended (its bound holds). */
+static hp_err one_run(const hp_problem *p, const hp_patterns *pt, const hp_pat_opts *o,
+                      const hp_limits *lim, hp_plan *pl, hp_result *out, hp_cfg_bound *b,
+                      int *done, double *bound, hp_diag *d)
+{
+  hp_pat_result r;
+  int found = 0;
+  hp_err err;
+  *done = 0;
+  *bound = -INFINITY;
+  if ((err = hp__pattern_bound(p, pt, o, &r, d))) return err;
+  b->work += r.work;
+  if (r.done && (!b->done || r.bound >= b->bound)) {   /* a rerun keeps the better bound */
+    b->bound = r.bound;
+    b->exact = r.exact;
+    b->merged = r.merged;
+    b->partial = r.partial;
+    b->sides = r.sides;
+  }
+  if (r.done) {
+    b->done = 1;
+    *done = 1;
+    *bound = r.bound;
+  }
+  if (r.found && !(err = hp__pattern_plan(p, pt, &r, o->deadline, lim->stop, pl, &found, d)) && found)
+    err = hp__score_offer(p, lim, pl, out, d);
+  hp__pat_result_release(&r);
+  return err;
+}
 
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
@@ -16,8 +56,8 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   hp_plan *pl = NULL;
   hp_patterns pt;
   hp_pat_opts o;
-  hp_pat_result r;
-  int found = 0;
+  int done = 0;
+  double bound;
   hp_err err;
   if ((err = hp__plan_for(p, c, &pl, d))) return err;
   if ((err = hp_patterns_build(p, cl, pl, &pt, d))) { hp_plan_destroy(&pl); return err; }
@@ -26,20 +66,25 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   o.deadline = fmin(deadline, hp__now() + share);   /* the share counts from here */
   o.stop = lim->stop;
   o.frontier = frontier;
-  if (!(err = hp__pattern_bound(p, &pt, &o, &r, d))) {
-    b->work += r.work;
-    if (r.done && (!b->done || r.bound >= b->bound)) {   /* a rerun keeps the better bound */
-      b->bound = r.bound;
-      b->exact = r.exact;
-      b->merged = r.merged;
-      b->partial = r.partial;
-      b->sides = r.sides;
+  if (pt.n_split > 0 && !b->done) {
+    hp_patterns coarse;
+    if (!(err = hp_patterns_build_split(p, cl, pl, 0, &coarse, d))) {
+      err = one_run(p, &coarse, &o, lim, pl, out, b, &done, &bound, d);
+      hp_patterns_release(&coarse);
     }
-    if (r.done) b->done = 1;
-    if (r.found && !(err = hp__pattern_plan(p, &pt, &r, o.deadline, lim->stop, pl, &found, d)) && found)
-      err = hp__score_offer(p, lim, pl, out, d);
-    hp__pat_result_release(&r);
+    if (out->plan && out->objective < o.cutoff) o.cutoff = out->objective;
+    /* reaches the cutoff (the driver prunes it), or no time left for the split kinds */
+    if (err || !done || bound >= o.cutoff * (1 - HP_CERT_TOL) || hp__stop_now(o.stop, o.deadline)) {
+      if (!err && done && !(bound >= o.cutoff * (1 - HP_CERT_TOL))) b->partial = 1;
+      goto end;
+    }
   }
+  {
+    int unsplit_done = done;
+    if (!(err = one_run(p, &pt, &o, lim, pl, out, b, &done, &bound, d)) && !done && unsplit_done)
+      b->partial = 1;                  /* the split run was cut short: resume it */
+  }
+end:
   hp_patterns_release(&pt);
   hp_plan_destroy(&pl);
   return err;

@@ -275,7 +275,9 @@ typedef struct hp_cfg_bound {
 /* One item of the driver's phase 2 (pattern_pass.c): configuration c's pattern DP with
  * `cutoff` (the incumbent; INFINITY: none), within min(deadline, the time its patterns are
  * built + share); records the bound in *b if the DP ran to its end (its work either way),
- * and decodes the sequence found below the cutoff, if any, into a plan offered to `out`. */
+ * and decodes the sequence found below the cutoff, if any, into a plan offered to `out`.
+ * A configuration not yet bounded (!b->done) runs over unsplit kinds first, the split ones
+ * only if that bound is below the cutoff; a split run cut short marks b partial. */
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
                           int frontier, hp_result *out, hp_cfg_bound *b, hp_diag *d);

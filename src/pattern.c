@@ -142,7 +142,7 @@ static int groups_min(const hp_classes *cl, const hp_patterns *pt, int c)
  * spanning nodes of one class that has two or more nodes; mixed, with at most dp classes.
  * A spanning kind of which some class holds two groups or more on every node is split in
  * two (hp_stage_kind.own): its nodes its own, or one of them shared. */
-static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patterns *pt)
+static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split, hp_patterns *pt)
 {
   int C = cl->n, cap = 0, n_base, any_single = 0;
   for (int c = 0; c < C; c++)
@@ -161,13 +161,14 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, hp_patter
     int gain = 0, fill = 0;
     any_single |= pt->kind[k].single;
     /* with idle devices a node may hold fewer of the stage's groups than it has room for */
-    if (pt->kind[k].single || dp < 2 || p->job.idle_devices) continue;
+    if (!split || pt->kind[k].single || dp < 2 || p->job.idle_devices) continue;
     for (int c = 0; c < C; c++)
       if (m >> c & 1) { gain |= groups_min(cl, pt, c) >= 2; fill += groups_min(cl, pt, c); }
     if (!gain) continue;
     if (popcount(m) == 1) fill *= 2;
     /* nodes of its own, whole: at least one of every class present, two of its one class
      * (it spans nodes), so dp >= fill; else only the shared variant can be */
+    pt->n_split++;
     if (dp >= fill) {
       pt->kind[k].own = 1;
       if (add_kind(pt, &cap, m, 0)) return HP_NOMEM;
@@ -311,6 +312,12 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
 hp_err hp_patterns_build(const hp_problem *p, const hp_classes *cl, const hp_plan *shape,
                          hp_patterns *out, hp_diag *d)
 {
+  return hp_patterns_build_split(p, cl, shape, 1, out, d);
+}
+
+hp_err hp_patterns_build_split(const hp_problem *p, const hp_classes *cl, const hp_plan *shape,
+                               int split, hp_patterns *out, hp_diag *d)
+{
   int C = cl->n, tp = shape->tp;
   hp_err err;
   memset(out, 0, sizeof *out);
@@ -327,7 +334,7 @@ hp_err hp_patterns_build(const hp_problem *p, const hp_classes *cl, const hp_pla
       if (g % tp == 0 && g / tp > out->per_node[c]) out->per_node[c] = g / tp;
     }
   }
-  if (kinds(p, cl, shape->dp, out)) goto nomem;
+  if (kinds(p, cl, shape->dp, split, out)) goto nomem;
   out->hbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hbw);
   out->hlat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hlat);
   out->ibw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->ibw);
