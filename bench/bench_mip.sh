@@ -24,7 +24,7 @@
 #   Pipette's measured 16 x 8 A100 matrix (models/pipette-real-16x8-a100.json), GPT 8.3B
 #     gbs 128 (the pair's batch in docs/simulator.md): gap under 1 % within 300 s.
 # About 50 minutes (25 for v3's rows); BENCH_QUICK=1 runs the AMP and 64-GPU rows only (about 30 s).
-# BENCH_ONLY=TEXT runs the rows whose label holds TEXT (e.g. BENCH_ONLY='v3: 2 racks');
+# BENCH_ONLY=TEXT runs the rows whose label holds TEXT (e.g. BENCH_ONLY='v3: 2 racks'; several: 'AMP|v3: 3');
 # BENCH_LIMIT=S gives every limited row S seconds (a smoke run).
 set -u
 H=${1:-build/hetplan}
@@ -39,7 +39,13 @@ row() {   # row LABEL SOLVER LIMIT TARGET ARGS...
   shift 4
   # BENCH_ONLY=TEXT: only rows whose label holds TEXT; BENCH_LIMIT=S: every limited row at
   # S seconds instead (a smoke run: its gaps are not the targets')
-  [ -n "${BENCH_ONLY:-}" ] && [[ "$label" != *"$BENCH_ONLY"* ]] && return
+  # (several texts: separated by |)
+  if [ -n "${BENCH_ONLY:-}" ]; then
+    local want=0 text
+    IFS='|' read -ra texts <<< "$BENCH_ONLY"
+    for text in "${texts[@]}"; do [[ "$label" == *"$text"* ]] && want=1; done
+    [ $want = 1 ] || return
+  fi
   [ -n "${BENCH_LIMIT:-}" ] && [ "$limit" != default ] && limit=$BENCH_LIMIT
   [ "$limit" != default ] && lim=(--time-limit "$limit")
   local t0=$(date +%s.%N)

@@ -5,14 +5,15 @@
  * which lowers the cutoff for the next. The order, the rounds, the time shares and the
  * cutoff are the driver's.
  *
- * Two runs where spanning kinds split into own and shared nodes (hp_pattern.h): the first
- * time a configuration is bounded, its DP runs first over the unsplit kinds, fewer and so
- * far faster, a looser bound that often already reaches the cutoff (Llama-2 140B on 768
- * GPUs: every configuration but one pruned so, 1.1 s against 30 s for pp 32 tp 4 dp 6);
- * only where it does not, the split kinds run with what is left of the share. Both bounds
- * hold: the larger is kept, and both sequences are decoded (they place differently). A
- * split run cut short leaves the unsplit bound marked partial, so that the driver's second
- * round and tightening, which run the split kinds alone, resume it. */
+ * Two runs where spanning kinds split into own and shared nodes (hp_pattern.h) and there
+ * are two classes at most: the first time a configuration is bounded, its DP runs first
+ * over the unsplit kinds, fewer and so far faster, with its share: a looser bound that
+ * often already reaches the cutoff (Llama-2 140B on 768 GPUs: every configuration but one
+ * pruned so, 1.1 s against 30 s for pp 32 tp 4 dp 6); only where it does not, the split
+ * kinds run with what is left. Both bounds hold: the larger is kept, and both sequences
+ * are decoded (they place differently). An unsplit bound left without its split run
+ * is marked partial, so that the driver's second round and tightening, which run the
+ * split kinds alone, resume it. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -66,16 +67,24 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   o.deadline = fmin(deadline, hp__now() + share);   /* the share counts from here */
   o.stop = lim->stop;
   o.frontier = frontier;
-  if (pt.n_split > 0 && !b->done) {
+  /* with two classes at most, where the DP counts exactly in one run; with more, its price
+   * search uses all the time it gets, and a share split between two searches bounds less
+   * (the 4-kind 112-GPU bench row, where every run uses its share: 1.319 or 1.253 with the
+   * unsplit search first, on the whole or a third of the share, 1.491 without) */
+  if (pt.n_split > 0 && !b->done && pt.n_cls <= 2) {
     hp_patterns coarse;
+    /* the whole share (half of it: bound at 129-132 s on the 140B row, against 117.6 s):
+     * an exact run cut short bounds nothing, and the driver's second round resumes with
+     * the split kinds whatever this one left */
     if (!(err = hp_patterns_build_split(p, cl, pl, 0, &coarse, d))) {
       err = one_run(p, &coarse, &o, lim, pl, out, b, &done, &bound, d);
       hp_patterns_release(&coarse);
     }
     if (out->plan && out->objective < o.cutoff) o.cutoff = out->objective;
     /* reaches the cutoff (the driver prunes it), or no time left for the split kinds */
-    if (err || !done || bound >= o.cutoff * (1 - HP_CERT_TOL) || hp__stop_now(o.stop, o.deadline)) {
-      if (!err && done && !(bound >= o.cutoff * (1 - HP_CERT_TOL))) b->partial = 1;
+    if (err || (done && bound >= o.cutoff * (1 - HP_CERT_TOL))) goto end;
+    if (hp__stop_now(o.stop, o.deadline)) {
+      if (done) b->partial = 1;        /* the split kinds may tighten it: resume */
       goto end;
     }
   }

@@ -267,7 +267,8 @@ typedef struct hp_cfg_bound {
   int exact;           /* groups counted exactly, not priced */
   int merged;          /* the DP's frontiers merged points (a further relaxation) */
   int enumerated;      /* `bound` is the configuration's optimum, by enumeration */
-  int partial;         /* its DP stopped in the price search: the bound holds, may rise */
+  int partial;         /* its DP stopped in the price search, or its split kinds' run was
+                        * cut short (pattern_pass.c): the bound holds, may rise */
   int sides;           /* counted over two sides of the classes, priced within */
   long work;
 } hp_cfg_bound;

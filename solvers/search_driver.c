@@ -599,7 +599,7 @@ static void basis_note(const search *s)
     pa += s->b[i].partial;
   }
   snprintf(s->out->space_note, sizeof s->out->space_note, "bounds: %d enumerated, %d counted "
-           "exactly, %d counted in two sides and priced, %d priced, %d merged, %d price searches "
+           "exactly, %d counted in two sides and priced, %d priced, %d merged, %d searches "
            "cut short", en, ex, sd, pr, mg, pa);
 }
 

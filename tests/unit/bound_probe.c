@@ -10,6 +10,12 @@
 double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c, int exact,
                    int frontier, double seconds, int *partial)
 {
+  return bp_dp_bound_counted(p, cl, c, exact, frontier, seconds, partial, NULL);
+}
+
+double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                           int exact, int frontier, double seconds, int *partial, int *counted)
+{
   hp_plan *pl = NULL;
   hp_patterns pt;
   hp_pat_opts o;
@@ -17,6 +23,7 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
   hp_diag d = {0};
   double v = NAN;
   if (partial) *partial = 0;
+  if (counted) *counted = 0;
   memset(&pt, 0, sizeof pt);
   if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
     fprintf(stderr, "  pattern DP: %s\n", d.msg);
@@ -30,6 +37,7 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
   if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) {
     v = r.bound;
     if (partial) *partial = r.partial;
+    if (counted) *counted = r.exact;
   }
   hp__pat_result_release(&r);
   hp_patterns_release(&pt);

@@ -12,6 +12,10 @@
  * was cut short. */
 double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c, int exact,
                    int frontier, double seconds, int *partial);
+/* The same, with *counted (may be NULL) set where the bound counted groups exactly (with
+ * three classes or more: the count per class, pattern_dp.c). */
+double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                           int exact, int frontier, double seconds, int *partial, int *counted);
 
 /* The pattern MIP of configuration c solved by `be` to the end: its optimum (INFINITY if
  * it has no point; NAN if the backend did not finish), and in *decoded the evaluator's

@@ -60,7 +60,7 @@ static int at_most(double a, double b, double tol)
 
 TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of_3_kinds)
 {
-  int bad = 0, configs = 0, none_fit = 0, tight = 0;
+  int bad = 0, configs = 0, none_fit = 0, tight = 0, per_class = 0, per_class_tight = 0;
   for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
        seed++) {
     char what[768];
@@ -77,8 +77,14 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
       configs++;
       none_fit += isinf(bf);
       for (int exact = -1; exact <= 1; exact++) {     /* the default, prices, exact count */
-        double b = bp_dp_bound(p, &cl, c, exact, 0, INFINITY, NULL);
+        int counted = 0;
+        double b = bp_dp_bound_counted(p, &cl, c, exact, 0, INFINITY, NULL, &counted);
         if (exact == -1) tight += isfinite(bf) && b >= bf * (1 - V3_TOL);
+        /* three classes or more counted exactly: the count per class (pattern_dp.c) */
+        if (exact == -1 && counted && cl.n >= 3) {
+          per_class++;
+          per_class_tight += isfinite(bf) && b >= bf * (1 - V3_TOL);
+        }
         if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
           fprintf(stderr, "  VIOLATION (a) %s\n    pp %d tp %d dp %d mbs %d: DP bound (exact %d) "
                   "%.12g, brute force %.12g\n", what, c->pp, c->tp, c->dp, c->mbs, exact, b, bf);
@@ -90,9 +96,11 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
     hp_classes_release(&cl);
     hp_problem_destroy(&p);
   }
-  fprintf(stderr, "  %d configurations (%d where nothing fits), the default DP bound tight on %d\n",
-          configs, none_fit, tight);
+  fprintf(stderr, "  %d configurations (%d where nothing fits), the default DP bound tight on %d; "
+          "counted per class (3 classes or more) on %d, tight on %d of them\n",
+          configs, none_fit, tight, per_class, per_class_tight);
   CHECK(configs > 0);
+  CHECK(per_class > 0);                /* the count per class was held against brute force */
   CHECK_INT(bad, 0);
 }
 
