@@ -74,8 +74,10 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   if (pt.n_split > 0 && !b->done && pt.n_cls <= 2) {
     hp_patterns coarse;
     /* the whole share (half of it: bound at 129-132 s on the 140B row, against 117.6 s):
-     * an exact run cut short bounds nothing, and the driver's second round resumes with
-     * the split kinds whatever this one left */
+     * an exact run cut short bounds nothing; one that ends below the cutoff with no time
+     * left is marked partial (below), and the driver's second round resumes it with the
+     * split kinds; one cut short leaves the configuration unbounded, and that round runs
+     * it again (unsplit first, with more time) */
     if (!(err = hp_patterns_build_split(p, cl, pl, 0, &coarse, d))) {
       err = one_run(p, &coarse, &o, lim, pl, out, b, &done, &bound, d);
       hp_patterns_release(&coarse);

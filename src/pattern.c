@@ -168,8 +168,8 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split
     if (popcount(m) == 1) fill *= 2;
     /* nodes of its own, whole: at least one of every class present, two of its one class
      * (it spans nodes), so dp >= fill; else only the shared variant can be */
-    pt->n_split++;
     if (dp >= fill) {
+      pt->n_split++;                   /* one kind more */
       pt->kind[k].own = 1;
       if (add_kind(pt, &cap, m, 0)) return HP_NOMEM;
       pt->kind[pt->n_kind - 1].own = -1;

@@ -50,7 +50,8 @@ typedef struct hp_patterns {
   int *per_node;       /* [n_cls] most TP groups one node of the class holds */
   int n_kind;
   hp_stage_kind *kind;
-  int n_split;         /* spanning kinds split in two (own 1 / -1): 0 when built unsplit */
+  int n_split;         /* spanning kinds split into two kinds (own 1 and -1): the kinds
+                        * the split added; 0 when built unsplit */
   double *hbw, *hlat;  /* [n_kind * n_kind] best hand-off link from a stage of kind a to
                         * the next of kind b: no pairing of their replicas does better */
   double *ibw, *ilat;  /* [n_kind * n_kind] the same for a replica whose two TP groups share
