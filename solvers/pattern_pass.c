@@ -68,12 +68,14 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   o.stop = lim->stop;
   o.frontier = frontier;
   /* with two classes at most, where the DP counts exactly in one run; with more, its price
-   * search uses all the time it gets, and a share split between two searches bounds less
-   * (the 4-kind 112-GPU bench row, where every run uses its share: 1.319 or 1.253 with the
-   * unsplit search first, on the whole or a third of the share, 1.491 without) */
+   * search uses all the time it gets, and a share split between two searches leaves each
+   * less (on the 4-kind 112-GPU bench row, where every run uses its share, single runs read
+   * 1.319 and 1.253 with the unsplit search first, 1.491 without; but that row's bound
+   * also moves between runs of one tree, 1.25 to 1.49, so this is a reading, not a proof) */
   if (pt.n_split > 0 && !b->done && pt.n_cls <= 2) {
     hp_patterns coarse;
-    /* the whole share (half of it: bound at 129-132 s on the 140B row, against 117.6 s):
+    /* the whole share (with half of it the 140B row's bound came at 129-132 s, against
+     * 117.6 s, one run each; that row's time also varies by about 10 s between runs):
      * an exact run cut short bounds nothing; one that ends below the cutoff with no time
      * left is marked partial (below), and the driver's second round resumes it with the
      * split kinds; one cut short leaves the configuration unbounded, and that round runs
