@@ -323,7 +323,9 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
       if (cur.fits && cur.cost < out->objective && (err = hp__score_offer(prob, lim, cur.pl, out, d)))
         break;
     }
-    if ((k & 15) == 15) report(lim, "moves", k + 1, moves, t0, out);
+    /* every move: one can take 0.1 s on a large cluster, and the observer throttles its
+     * own lines (a fixed stride of moves left a slow machine with none in 5 s) */
+    report(lim, "moves", k + 1, moves, t0, out);
   }
   if (!err) report(lim, "done", k, moves, t0, out);
 done:
