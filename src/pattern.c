@@ -144,7 +144,7 @@ static int groups_min(const hp_classes *cl, const hp_patterns *pt, int c)
  * two (hp_stage_kind.own): its nodes its own, or one of them shared. */
 static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split, hp_patterns *pt)
 {
-  int C = cl->n, cap = 0, n_base, any_single = 0;
+  int C = cl->n, cap = 0, n_base;
   for (int c = 0; c < C; c++)
     if (dp <= pt->per_node[c] && dp <= pt->groups[c] && add_kind(pt, &cap, 1u << c, 1)) return HP_NOMEM;
   for (int c = 0; c < C; c++)
@@ -159,7 +159,6 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split
   for (int k = 0; k < n_base; k++) {
     unsigned m = pt->kind[k].mask;
     int gain = 0, fill = 0;
-    any_single |= pt->kind[k].single;
     /* with idle devices a node may hold fewer of the stage's groups than it has room for */
     if (!split || pt->kind[k].single || dp < 2 || p->job.idle_devices) continue;
     for (int c = 0; c < C; c++)
@@ -207,12 +206,19 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split
         if (cl->inter_bw[ix] / pt->tab.tp < kd->bdp) kd->bdp = cl->inter_bw[ix] / pt->tab.tp;
         if (cl->inter_lat[ix] > kd->latdp) kd->latdp = cl->inter_lat[ix];
       }
-    /* Shared: a node n of the stage also holds a group of another stage s'. Where no kind
-     * is single, s' spans nodes too, so each of its tp replica groups has a device on n and
-     * one elsewhere, as each of the stage's own has: R(n) >= 2 tp, and the stage's replica
-     * groups have a pair between n and another node of the stage, each of a class of the
-     * mask, which sees at most its link / (2 tp). */
-    if (kd->own == -1 && !any_single) {
+    /* Shared: a node n of the stage also holds a group of another stage s'. Where s'
+     * cannot be single there, s' spans nodes too, so each of its tp replica groups has a
+     * device on n and one elsewhere, as each of the stage's own has: R(n) >= 2 tp, and the
+     * stage's replica groups have a pair between n and another node of the stage, each of
+     * a class of the mask, which sees at most its link / (2 tp). A single s' holds its dp
+     * groups on one node, so beside a group of this stage only on a node of a class c with
+     * a single kind and dp + 1 <= per_node[c] (was: no single kind at all; the three-kind
+     * 64-GPU row's pp 8 tp 4 dp 2 has single kinds, whose dp 2 groups fill a node whole). */
+    int alone = 1;
+    for (int c = 0; c < C; c++)
+      if ((kd->mask >> c & 1) && hp_patterns_find(pt, 1u << c, 1) >= 0 && dp + 1 <= pt->per_node[c])
+        alone = 0;
+    if (kd->own == -1 && alone) {
       double best = 0;
       for (int a = 0; a < C; a++)
         for (int b = 0; b < C; b++) {

@@ -365,3 +365,47 @@ TEST(pattern_spanning_kind_split_into_own_and_shared_nodes)
   hp_classes_release(&cl);
   hp_problem_destroy(&p);
 }
+
+/* Three nodes of two GPUs, 80 Gbit/s (10 GB/s) between them: pp 3, tp 1, dp 2, every
+ * device used. A stage may sit on one node (single: its dp 2 groups fill it), so single
+ * kinds exist; but a spanning stage's node has room for one group of another stage only,
+ * never for a single stage's two: that stage spans nodes too, R(n) >= 2 tp, and the
+ * spanning kind's replica groups see at most 10 / 2 = 5 GB/s (was 10: the rule needed a
+ * configuration with no single kind at all). Brute force over the 720 placements and
+ * every split: the bound is the optimum, 0.32115 s (0.32107 under the old rule). */
+TEST(pattern_shared_node_too_small_for_a_single_stage_halves_the_sync_bandwidth)
+{
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800 },"
+    "    { \"name\": \"b\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800 },"
+    "    { \"name\": \"c\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800 } ],"
+    "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 4, HP_1F1B);
+  hp_classes cl;
+  hp_patterns pt;
+  hp_plan *pl = NULL;
+  hp_diag d = {0};
+  hp_config c = { 3, 1, 2, 1 };
+  int single = -1, shared = -1;
+  p->job.sharding = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP;
+  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+  CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
+  CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+  for (int k = 0; k < pt.n_kind; k++) {
+    if (pt.kind[k].single) single = k;
+    if (pt.kind[k].own == -1) shared = k;
+  }
+  double b = exact_bound(p, &c), opt = ri_brute_config(p, &c);
+  printf("  bound %.9f, brute-force optimum %.9f\n", b, opt);
+  CHECK(single >= 0 && shared >= 0);
+  if (shared >= 0) CHECK_NEAR(pt.kind[shared].bdp, 5e9, 1e-6);
+  CHECK(b <= opt * (1 + 1e-12));
+  CHECK_NEAR(opt, 0.32115, 1e-9);
+  CHECK_NEAR(b, opt, 1e-9);
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+  hp_classes_release(&cl);
+  hp_problem_destroy(&p);
+}
