@@ -19,8 +19,8 @@
  *      where their plans fit in the time left (items of solver_enum.c): each one's optimum;
  *   6. tightening, if a gap remains: the pattern DP again where its bound merged frontiers
  *      or was cut short, with larger frontiers;
- *   7. improving, if a gap remains: annealing slices from the incumbent with new seeds,
- *      until the gap closes or the time limit;
+ *   7. improving, if a gap remains: annealings from the incumbent with new seeds, until
+ *      the gap closes, the time limit, or two in a row found nothing better;
  *   and its bound: the least bound of the configurations left open, and the incumbent; a
  *   configuration is pruned on its DP bound alone; if one never had a bound there is
  *   none, and the result names those left. The bound is claimed only where the
@@ -60,9 +60,8 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
 #define TIGHT_PASSES 3
 #define TIGHT_GROWTH 4
 
-/* The least annealing slice of the improving phase, in seconds (a tenth of the time limit
- * above 100 s): about a whole annealing (sa's 3000 moves) on a 64-GPU cluster. */
-#define IMPROVE_SLICE_MIN 10.0
+/* The improving phase ends after this many annealings in a row found no better plan. */
+#define IMPROVE_STALL 2
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
@@ -584,30 +583,32 @@ static hp_err tightening(search *s, hp_diag *d)
 }
 
 /* 7. Improving, while a gap remains and time is left (issue "Certificate v3", item 2: keep
- * working until the limit instead of stopping): annealing slices from the incumbent, on
- * every member at once, each slice and member from a seed of its own (runs from one
- * start with other seeds end in other plans: on the three-kind 64-GPU row, seeds 1 to 8
- * of sa ended between 5.912 and 6.110 s), the plans merged after each slice. The bounds
- * stay as tightening left them: this phase closes the gap from the incumbent's side. */
+ * working instead of stopping): whole annealings from the incumbent, each from a seed of
+ * its own (from one start, other seeds end in other plans: on the three-kind 64-GPU row,
+ * seeds 1 to 8 of sa ended between 5.912 and 6.110 s), until the gap closes, the time
+ * limit, or IMPROVE_STALL annealings in a row that found nothing better. On member 0
+ * alone, as phase 3, each annealing its full moves unless the limit cuts it: the team's
+ * result stays the single process's. The bounds stay as tightening left them: this phase
+ * closes the gap from the incumbent's side. */
 static hp_err improving(search *s, hp_diag *d)
 {
-  const hp_team *t = s->team;
   hp_err err = HP_OK;
-  for (unsigned long slice = 1; !err; slice++) {
-    double left;
+  int stall = 0;
+  for (unsigned long slice = 1; !err && stall < IMPROVE_STALL; slice++) {
+    double before = s->out->plan ? s->out->objective : INFINITY;
     hp_err e2;
     if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
-                      !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL)) &&
+                      !(global_bound(s) >= before * (1 - HP_CERT_TOL)) &&
                       s->out->plan && s->deadline - hp__now() >= MIP_MIN_SECONDS))
       break;
     s->phase = "improving plans";
-    left = s->deadline - hp__now();
-    err = anneal(s, fmin(left, fmax(IMPROVE_SLICE_MIN, s->budget / 10)),
-                 TIGHT_PASSES + slice * (unsigned long)t->size + (unsigned long)t->rank, d);
+    if (s->team->rank == 0) err = anneal(s, s->deadline - hp__now(), TIGHT_PASSES + slice, d);
     publish(s);
     e2 = merge_plans(s, d);            /* joined whatever happened above */
     if (!err) err = e2;
     err = team_check(s, err, d);
+    /* the same on every member after the merge */
+    stall = s->out->plan && s->out->objective < before * (1 - HP_CERT_TOL) ? 0 : stall + 1;
     report(s, s->n);
   }
   return err;
