@@ -19,8 +19,9 @@
  *      where their plans fit in the time left (items of solver_enum.c): each one's optimum;
  *   6. tightening, if a gap remains: the pattern DP again where its bound merged frontiers
  *      or was cut short, with larger frontiers;
- *   7. improving, if a gap remains: annealings from the incumbent with new seeds, until
- *      the gap closes, the time limit, or two in a row found nothing better;
+ *   7. improving, if a gap remains: annealings with new seeds, from the incumbent and
+ *      (every other) from an open configuration's fixed placement, until the gap closes,
+ *      the time limit, or four in a row found nothing better;
  *   and its bound: the least bound of the configurations left open, and the incumbent; a
  *   configuration is pruned on its DP bound alone; if one never had a bound there is
  *   none, and the result names those left. The bound is claimed only where the
@@ -60,8 +61,9 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
 #define TIGHT_PASSES 3
 #define TIGHT_GROWTH 4
 
-/* The improving phase ends after this many annealings in a row found no better plan. */
-#define IMPROVE_STALL 2
+/* The improving phase ends after this many annealings in a row found no better plan (two
+ * from the incumbent, two afresh). */
+#define IMPROVE_STALL 4
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
@@ -349,9 +351,10 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
   return team_check(s, err, d);
 }
 
-/* A short annealing from the incumbent, within `seconds`, from the job's seed moved by
- * `shift` (0: the job's own). */
-static hp_err anneal(search *s, double seconds, unsigned long shift, hp_diag *d)
+/* An annealing within `seconds` from `start` (the incumbent where NULL), from the job's
+ * seed moved by `shift` (0: the job's own). */
+static hp_err anneal_from(search *s, double seconds, unsigned long shift, const hp_plan *start,
+                          hp_diag *d)
 {
   const hp_solver *sa = hp_solver_find("sa");
   hp_limits l = *s->lim;
@@ -367,11 +370,17 @@ static hp_err anneal(search *s, double seconds, unsigned long shift, hp_diag *d)
   l.max_work = 0;
   l.team = NULL;                       /* one annealing, one process's */
   hp_result_init(&r);
-  err = sa->solve(s->prob, s->out->plan, &l, &r, d);
+  err = sa->solve(s->prob, start ? start : s->out->plan, &l, &r, d);
   if (!err && r.plan) err = hp__score_offer(s->prob, s->lim, r.plan, s->out, d);
   if (!(s->out->all_used_time <= r.all_used_time)) s->out->all_used_time = r.all_used_time;
   hp_result_release(&r);
   return err;
+}
+
+/* A short annealing from the incumbent. */
+static hp_err anneal(search *s, double seconds, unsigned long shift, hp_diag *d)
+{
+  return anneal_from(s, seconds, shift, NULL, d);
 }
 
 /* 3. The annealing, if some configuration is still open: on member 0 alone (it is one
@@ -582,14 +591,36 @@ static hp_err tightening(search *s, hp_diag *d)
   return err;
 }
 
+/* The k-th configuration still open (least bound first, cycling), and its plan under the
+ * fixed placements (phase 1's item: the exact layer DP, no time share) into *r; r->plan
+ * NULL where none fits or none is open. */
+static hp_err open_start(search *s, int k, hp_result *r, hp_diag *d)
+{
+  hp_limits l = *s->lim;
+  int n_open = 0;
+  hp_result_init(r);
+  for (int i = 0; i < s->n; i++)
+    if (s->b[i].done && !s->b[i].enumerated && !pruned(s, i))
+      s->open[n_open++] = (open_cfg){ s->b[i].bound, i };
+  if (n_open == 0) return HP_OK;
+  qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
+  l.top = 1;
+  l.keep_rejected = 0;
+  l.progress = NULL;
+  l.team = NULL;
+  return hp__seed_item(s->prob, s->cfg, s->n, &l, s->deadline, r, NULL, s->open[k % n_open].i, d);
+}
+
 /* 7. Improving, while a gap remains and time is left (issue "Certificate v3", item 2: keep
- * working instead of stopping): whole annealings from the incumbent, each from a seed of
- * its own (from one start, other seeds end in other plans: on the three-kind 64-GPU row,
- * seeds 1 to 8 of sa ended between 5.912 and 6.110 s), until the gap closes, the time
- * limit, or IMPROVE_STALL annealings in a row that found nothing better. On member 0
- * alone, as phase 3, each annealing its full moves unless the limit cuts it: the team's
- * result stays the single process's. The bounds stay as tightening left them: this phase
- * closes the gap from the incumbent's side. */
+ * working instead of stopping): whole annealings, each from a seed of its own, until the
+ * gap closes, the time limit, or IMPROVE_STALL annealings in a row that found nothing
+ * better. Every other one starts afresh, from the fixed placement of a configuration still
+ * open (least bound first, in turn): from one start the annealing keeps to one basin (on
+ * the three-kind 64-GPU row, from the incumbent it held at 5.994 s, while from another
+ * start some seeds reached 5.912). On member 0 alone, as phase 3, each annealing its
+ * full moves unless the limit cuts it: the team's result stays the single process's. The
+ * bounds stay as tightening left them: this phase closes the gap from the incumbent's
+ * side. */
 static hp_err improving(search *s, hp_diag *d)
 {
   hp_err err = HP_OK;
@@ -602,7 +633,13 @@ static hp_err improving(search *s, hp_diag *d)
                       s->out->plan && s->deadline - hp__now() >= MIP_MIN_SECONDS))
       break;
     s->phase = "improving plans";
-    if (s->team->rank == 0) err = anneal(s, s->deadline - hp__now(), TIGHT_PASSES + slice, d);
+    if (s->team->rank == 0) {
+      hp_result start;
+      hp_result_init(&start);
+      if (slice % 2 == 0) err = open_start(s, (int)(slice / 2 - 1), &start, d);
+      if (!err) err = anneal_from(s, s->deadline - hp__now(), TIGHT_PASSES + slice, start.plan, d);
+      hp_result_release(&start);
+    }
     publish(s);
     e2 = merge_plans(s, d);            /* joined whatever happened above */
     if (!err) err = e2;
