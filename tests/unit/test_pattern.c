@@ -4,6 +4,7 @@
  * every placement, partition, recompute and sharding choice; and on AMP's set-up it
  * proves the optimum. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "fixtures.h"
@@ -199,6 +200,26 @@ TEST(shard_options_cover_every_assignment_that_fits)
  * dp 4. A stage on one node fills it (per_node 4 = dp), so every replica of the boundary
  * to a stage of any kind crosses its interface: H_s(n) = 4 lanes, 10 / 4 = 2.5 GB/s a lane
  * (cost-model.md 3). Two spanning stages can share a node: the intra-node 100 GB/s. */
+/* The classes, Megatron-order plan and patterns of configuration c of p; 1 if all built
+ * (release them with release_patterns either way). */
+static int build_patterns(const hp_problem *p, const hp_config *c, hp_classes *cl, hp_plan **pl,
+                          hp_patterns *pt)
+{
+  hp_diag d = {0};
+  memset(cl, 0, sizeof *cl);
+  memset(pt, 0, sizeof *pt);
+  *pl = NULL;
+  return hp_classes_build(p, HP_PATTERN_MAX_CLASSES, cl, &d) == HP_OK &&
+         hp__plan_for(p, c, pl, &d) == HP_OK && hp_patterns_build(p, cl, *pl, pt, &d) == HP_OK;
+}
+
+static void release_patterns(hp_classes *cl, hp_plan **pl, hp_patterns *pt)
+{
+  hp_patterns_release(pt);
+  hp_plan_destroy(pl);
+  hp_classes_release(cl);
+}
+
 TEST(pattern_handoff_next_to_a_full_node_shares_its_interface_among_every_replica)
 {
   static const char cluster[] =
@@ -211,12 +232,9 @@ TEST(pattern_handoff_next_to_a_full_node_shares_its_interface_among_every_replic
   hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 4, HP_1F1B);
   hp_classes cl;
   hp_patterns pt;
-  hp_plan *pl = NULL;
-  hp_diag d = {0};
+  hp_plan *pl;
   hp_config c = { 3, 1, 4, 1 };
-  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
-  CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
-  CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+  CHECK(build_patterns(p, &c, &cl, &pl, &pt));
   int one = hp_patterns_find(&pt, 1u, 1), span = hp_patterns_find(&pt, 1u, 0), K = pt.n_kind;
   CHECK(one >= 0 && span >= 0);
   if (one >= 0 && span >= 0) {
@@ -226,9 +244,7 @@ TEST(pattern_handoff_next_to_a_full_node_shares_its_interface_among_every_replic
     CHECK_NEAR(pt.hbw[span * K + span], 100e9, 1e-6);
     CHECK_NEAR(pt.hlat[one * K + span], 10e-6, 1e-15);
   }
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  hp_classes_release(&cl);
+  release_patterns(&cl, &pl, &pt);
   hp_problem_destroy(&p);
 }
 
@@ -336,13 +352,10 @@ TEST(pattern_spanning_kind_split_into_own_and_shared_nodes)
   hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 8, HP_1F1B);
   hp_classes cl;
   hp_patterns pt;
-  hp_plan *pl = NULL;
-  hp_diag d = {0};
+  hp_plan *pl;
   hp_config c = { 2, 1, 8, 1 };
   int own = -1, shared = -1, K;
-  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
-  CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
-  CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+  CHECK(build_patterns(p, &c, &cl, &pl, &pt));
   K = pt.n_kind;
   CHECK_INT(K, 2);                     /* no single-node kind; the one spanning kind, split */
   for (int k = 0; k < K; k++) {
@@ -360,9 +373,7 @@ TEST(pattern_spanning_kind_split_into_own_and_shared_nodes)
   }
   /* and the bound stays below every plan (brute force over the 16 devices is too much:
    * the evaluator on the two placements that realise each variant) */
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  hp_classes_release(&cl);
+  release_patterns(&cl, &pl, &pt);
   hp_problem_destroy(&p);
 }
 
@@ -385,14 +396,11 @@ TEST(pattern_shared_node_too_small_for_a_single_stage_halves_the_sync_bandwidth)
   hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 4, HP_1F1B);
   hp_classes cl;
   hp_patterns pt;
-  hp_plan *pl = NULL;
-  hp_diag d = {0};
+  hp_plan *pl;
   hp_config c = { 3, 1, 2, 1 };
   int single = -1, shared = -1;
   p->job.sharding = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP;
-  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
-  CHECK(hp__plan_for(p, &c, &pl, &d) == HP_OK);
-  CHECK(hp_patterns_build(p, &cl, pl, &pt, &d) == HP_OK);
+  CHECK(build_patterns(p, &c, &cl, &pl, &pt));
   for (int k = 0; k < pt.n_kind; k++) {
     if (pt.kind[k].single) single = k;
     if (pt.kind[k].own == -1) shared = k;
@@ -404,8 +412,6 @@ TEST(pattern_shared_node_too_small_for_a_single_stage_halves_the_sync_bandwidth)
   CHECK(b <= opt * (1 + 1e-12));
   CHECK_NEAR(opt, 0.32115, 1e-9);
   CHECK_NEAR(b, opt, 1e-9);
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  hp_classes_release(&cl);
+  release_patterns(&cl, &pl, &pt);
   hp_problem_destroy(&p);
 }
