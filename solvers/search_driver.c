@@ -135,6 +135,12 @@ static double global_bound(const search *s)
   return g;
 }
 
+/* A gap remains: the global bound is below the incumbent (or no plan yet). */
+static int gap_remains(const search *s)
+{
+  return !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL));
+}
+
 static void report(const search *s, int done)
 {
   hp_progress p;
@@ -353,8 +359,8 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
 
 /* An annealing within `seconds` from `start` (the incumbent where NULL), from the job's
  * seed moved by `shift` (0: the job's own). */
-static hp_err anneal_from(search *s, double seconds, unsigned long shift, const hp_plan *start,
-                          hp_diag *d)
+static hp_err anneal(search *s, double seconds, unsigned long shift, const hp_plan *start,
+                     hp_diag *d)
 {
   const hp_solver *sa = hp_solver_find("sa");
   hp_limits l = *s->lim;
@@ -377,12 +383,6 @@ static hp_err anneal_from(search *s, double seconds, unsigned long shift, const 
   return err;
 }
 
-/* A short annealing from the incumbent. */
-static hp_err anneal(search *s, double seconds, unsigned long shift, hp_diag *d)
-{
-  return anneal_from(s, seconds, shift, NULL, d);
-}
-
 /* 3. The annealing, if some configuration is still open: on member 0 alone (it is one
  * annealing, seeded, from the merged incumbent) while the others start on phase 4; its
  * plan reaches them through the team's best time at once and as a plan in phase 4's
@@ -390,11 +390,10 @@ static hp_err anneal(search *s, double seconds, unsigned long shift, hp_diag *d)
 static hp_err annealing(search *s, hp_diag *d)
 {
   hp_err err = HP_OK;
-  if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
-                    !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL))))
+  if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) && gap_remains(s)))
     return HP_OK;
   s->phase = "annealing";
-  if (s->team->rank == 0) err = anneal(s, fmin(s->budget / 10, (s->deadline - hp__now()) / 4), 0, d);
+  if (s->team->rank == 0) err = anneal(s, fmin(s->budget / 10, (s->deadline - hp__now()) / 4), 0, NULL, d);
   if (err) return err;
   publish(s);
   report(s, s->n);
@@ -468,8 +467,7 @@ static hp_err closing(search *s, hp_diag *d)
   double *v = s->scratch, rate = CLOSE_RATE0;
   int n = s->n, n_open = 0, bad = 0;
   hp_err err = HP_OK;
-  if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
-                    !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL))))
+  if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) && gap_remains(s)))
     return HP_OK;
   s->phase = "closing by enumeration";
   for (int i = 0; i < n; i++) {
@@ -551,12 +549,11 @@ static hp_err tightening(search *s, hp_diag *d)
   for (int pass = 1; pass <= TIGHT_PASSES && !err; pass++) {
     int n_open = 0;
     hp_err e2;
-    if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
-                      !(global_bound(s) >= (s->out->plan ? s->out->objective : INFINITY) * (1 - HP_CERT_TOL))))
+    if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) && gap_remains(s)))
       break;
     s->phase = "tightening bounds";
     frontier *= TIGHT_GROWTH;
-    if (t->rank == 0) err = anneal(s, fmin(s->budget / 20, (s->deadline - hp__now()) / 8), (unsigned long)pass, d);
+    if (t->rank == 0) err = anneal(s, fmin(s->budget / 20, (s->deadline - hp__now()) / 8), (unsigned long)pass, NULL, d);
     publish(s);
     if (!err && !cl.cls) err = hp_classes_build(s->prob, HP_PATTERN_SEARCH_CLASSES, &cl, d);
     for (int i = 0; i < n; i++) {
@@ -628,8 +625,7 @@ static hp_err improving(search *s, hp_diag *d)
   for (unsigned long slice = 1; !err && stall < IMPROVE_STALL; slice++) {
     double before = s->out->plan ? s->out->objective : INFINITY;
     hp_err e2;
-    if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) &&
-                      !(global_bound(s) >= before * (1 - HP_CERT_TOL)) &&
+    if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) && gap_remains(s) &&
                       s->out->plan && s->deadline - hp__now() >= MIP_MIN_SECONDS))
       break;
     s->phase = "improving plans";
@@ -637,7 +633,7 @@ static hp_err improving(search *s, hp_diag *d)
       hp_result start;
       hp_result_init(&start);
       if (slice % 2 == 0) err = open_start(s, (int)(slice / 2 - 1), &start, d);
-      if (!err) err = anneal_from(s, s->deadline - hp__now(), TIGHT_PASSES + slice, start.plan, d);
+      if (!err) err = anneal(s, s->deadline - hp__now(), TIGHT_PASSES + slice, start.plan, d);
       hp_result_release(&start);
     }
     publish(s);
