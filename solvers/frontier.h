@@ -1,5 +1,5 @@
 /* frontier.h -- the Pareto frontiers of the DPs (internal; layer_dp.c and pattern_dp.c):
- * points with three figures to minimise, kept in one growing pool, and per state the
+ * points with three or four figures to minimise, kept in one growing pool, and per state the
  * list of the points no other dominates. Past a cap a frontier either drops its least
  * promising point (the layer DP's heuristic cap) or merges the newcomer into its nearest
  * point, their componentwise least (the pattern DP's relaxation, still a bound).
@@ -12,8 +12,9 @@
 #include <stddef.h>
 #include <string.h>
 
-/* The pool: points of `size` bytes, each beginning with its figures, a double[3] (its
- * first member); what follows (how the point was reached) is the caller's. */
+/* The pool: points of `size` bytes, each beginning with its figures, a double[3] or [4]
+ * (its first member, as the rule says); what follows (how the point was reached) is the
+ * caller's. */
 typedef struct hp_fpool {
   char *at;            /* [cap * size] */
   size_t size;
@@ -65,11 +66,17 @@ typedef enum {
 typedef struct hp_front_rule {
   int cap;             /* most points (0: no cap, and full is never used) */
   hp_front_full full;
-  /* the DP's objective of a point's figures, nondecreasing in each; NULL: their sum,
-   * fig[0] + fig[1] + fig[2] */
+  /* the DP's objective of a point's figures, nondecreasing in each; NULL: their sum */
   double (*score)(const void *ctx, const double *fig);
   const void *ctx;
+  int nfig;            /* figures a point has: 3 (also 0) or HP_FRONT_MAX_FIGS */
 } hp_front_rule;
+#define HP_FRONT_MAX_FIGS 4
+
+static inline int hp__front_nfig(const hp_front_rule *rule)
+{
+  return rule->nfig == HP_FRONT_MAX_FIGS ? HP_FRONT_MAX_FIGS : 3;
+}
 
 /* What hp__front_insert did; negative: hp__fpool_push's -1 or -2. */
 enum { HP_FRONT_ADDED = 0, HP_FRONT_REFUSED = 1, HP_FRONT_MERGED = 2 };
@@ -81,18 +88,20 @@ static inline const double *hp__front_fig(const hp_fpool *p, int i)
 
 static inline double hp__front_score(const hp_front_rule *rule, const double *f)
 {
-  return rule->score ? rule->score(rule->ctx, f) : f[0] + f[1] + f[2];
+  if (rule->score) return rule->score(rule->ctx, f);
+  return f[0] + f[1] + f[2] + (hp__front_nfig(rule) > 3 ? f[3] : 0);
 }
 
 /* The merge that lowers the score least: the index in f of the point to merge with. */
 static inline int hp__front_nearest(const hp_front *f, const hp_fpool *pool, const double *v,
                                     const hp_front_rule *rule)
 {
-  int best = 0;
+  int best = 0, nf = hp__front_nfig(rule);
   double lost = INFINITY, sv = hp__front_score(rule, v);
   for (int i = 0; i < f->n; i++) {
     const double *x = hp__front_fig(pool, f->ix[i]);
-    double least[3] = { fmin(x[0], v[0]), fmin(x[1], v[1]), fmin(x[2], v[2]) };
+    double least[HP_FRONT_MAX_FIGS] = {0};
+    for (int q = 0; q < nf; q++) least[q] = fmin(x[q], v[q]);
     double l = fmax(hp__front_score(rule, x), sv) - hp__front_score(rule, least);
     if (l < lost) { lost = l; best = i; }
   }
@@ -122,28 +131,29 @@ static inline int hp__front_insert(hp_front *f, hp_fpool *pool, const void *pt,
 {
   union { double align; unsigned char b[HP_FRONT_MAX_POINT]; } merged;
   const double *p = pt;
-  double v[3] = { p[0], p[1], p[2] };
+  int nf = hp__front_nfig(rule);
+  double v[HP_FRONT_MAX_FIGS] = { p[0], p[1], p[2], nf > 3 ? p[3] : 0 };
   int w = 0, how = HP_FRONT_ADDED;
   long id;
   for (int i = 0; i < f->n; i++) {
     const double *x = hp__front_fig(pool, f->ix[i]);
-    if (x[0] <= v[0] && x[1] <= v[1] && x[2] <= v[2]) return HP_FRONT_REFUSED;
+    if (x[0] <= v[0] && x[1] <= v[1] && x[2] <= v[2] && (nf == 3 || x[3] <= v[3]))
+      return HP_FRONT_REFUSED;
   }
   if (rule->cap > 0 && f->n >= rule->cap && rule->full == HP_FRONT_MERGE) {
     int b = hp__front_nearest(f, pool, v, rule);
     const double *x = hp__front_fig(pool, f->ix[b]);
     memcpy(merged.b, x, pool->size);
-    v[0] = fmin(x[0], v[0]);
-    v[1] = fmin(x[1], v[1]);
-    v[2] = fmin(x[2], v[2]);
-    memcpy(merged.b, v, sizeof v);
+    for (int q = 0; q < nf; q++) v[q] = fmin(x[q], v[q]);
+    memcpy(merged.b, v, (size_t)nf * sizeof *v);
     pt = merged.b;
     f->ix[b] = f->ix[--f->n];                 /* the merged point replaces it */
     how = HP_FRONT_MERGED;
   }
   for (int i = 0; i < f->n; i++) {
     const double *x = hp__front_fig(pool, f->ix[i]);
-    if (!(v[0] <= x[0] && v[1] <= x[1] && v[2] <= x[2])) f->ix[w++] = f->ix[i];
+    if (!(v[0] <= x[0] && v[1] <= x[1] && v[2] <= x[2] && (nf == 3 || v[3] <= x[3])))
+      f->ix[w++] = f->ix[i];
   }
   f->n = w;
   if (rule->cap > 0 && f->n >= rule->cap && rule->full == HP_FRONT_DROP_WORST) {

@@ -74,9 +74,9 @@
 #define PAT_MAX_SPLITS 512
 
 /* A frontier point (frontier.h): its figures, then how it was reached. */
-enum { FM, FS, FQ };   /* M, S and Q above */
+enum { FM, FS, FQ, FU, NFIG };   /* M, S, Q and U above */
 typedef struct ppoint {
-  double fig[3];       /* [FM], [FS], [FQ] */
+  double fig[NFIG];    /* [FM], [FS], [FQ], [FU] */
   int prev;            /* pool index of the point this one extends, -1 at the start */
   short start;         /* first layer of the stage this point added */
   unsigned char kind, rec;
@@ -128,7 +128,7 @@ typedef struct pdp {
 
 /* M + S + Q, the bound of a point: the sum of its figures, the frontiers' score when
  * they merge (frontier.h, a rule without a score). */
-static double objective(const ppoint *x) { return x->fig[FM] + x->fig[FS] + x->fig[FQ]; }
+static double objective(const ppoint *x) { return x->fig[FM] + x->fig[FS] + x->fig[FQ] + x->fig[FU]; }
 
 static const ppoint *at(const pdp *c, long i) { return hp__fpool_at(&c->pool, i); }
 
@@ -275,7 +275,7 @@ static double kind_penalty(const pdp *c, int kind, int *count)
 
 /* --- One stage's option: layers i..j, a kind and the recompute flag. */
 
-typedef struct popt { double t_max, t_min, q; int ok; } popt;
+typedef struct popt { double t_max, t_min, q, u; int ok; } popt;
 
 /* Adds layer l, replicated, to a stage's memory terms with its least act/work over device
  * types (hp_costs_mem_add's terms, each no larger than any device's). */
@@ -330,7 +330,7 @@ static int stage_option(const pdp *c, int i, int j, int kind, int rec, double me
     }
   /* lo and hi include recompute of the checkpointable layers (7.15) */
   for (int q = 0; q < n; q++)
-    o[q] = (popt){ hi + so[q].dt, lo + so[q].dt, so[q].q, 1 };
+    o[q] = (popt){ hi + so[q].dt, lo + so[q].dt, so[q].q, so[q].u, 1 };
   return n;
 }
 
@@ -386,7 +386,7 @@ static double completion_bound(const pdp *c, const ppoint *x, int s, int i, int 
     if (d1 > 0 && rest / d1 > T) T = rest / d1;
   }
   if ((double)(c->gas - 1) * T > M) M = (double)(c->gas - 1) * T;
-  return M + x->fig[FS] + rest + x->fig[FQ] + (left > 0 ? left * c->pen_min : 0);
+  return M + x->fig[FS] + rest + x->fig[FQ] + x->fig[FU] + (left > 0 ? left * c->pen_min : 0);
 }
 
 static size_t fidx(const pdp *c, int i, int kp, int res)
@@ -425,7 +425,7 @@ static hp_err run(pdp *c, long *best)
 {
   int L = c->L, pp = c->pp, K = c->K, R = c->R;
   double mem0[2], bestv = INFINITY;
-  ppoint start = { { 0, 0, 0 }, -1, 0, 0, 0 };
+  ppoint start = { { 0, 0, 0, 0 }, -1, 0, 0, 0 };
   hp_err err = HP_OK;
   *best = -1;
   c->pool.n = 0;
@@ -514,7 +514,8 @@ static hp_err run(pdp *c, long *best)
                 const ppoint *x = at(c, pi);
                 ppoint np = { { x->fig[FM] > mterm ? x->fig[FM] : mterm,
                                 x->fig[FS] + o.t_min + e + c->pen[k],
-                                x->fig[FQ] > o.q ? x->fig[FQ] : o.q }, pi, (short)i, (unsigned char)k,
+                                x->fig[FQ] > o.q ? x->fig[FQ] : o.q,
+                                x->fig[FU] > o.u ? x->fig[FU] : o.u }, pi, (short)i, (unsigned char)k,
                               (unsigned char)rflag };
                 if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
                 if (completion_bound(c, &np, s + 1, j + 1, nres) > (c->cutoff + 1e-12 * fabs(c->cutoff))) continue;
@@ -827,7 +828,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.gas = tab->gas;
   c.C = pt->n_cls;
   c.K = pt->n_kind;
-  c.rule = (hp_front_rule){ o->frontier > 0 ? o->frontier : PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL };
+  c.rule = (hp_front_rule){ o->frontier > 0 ? o->frontier : PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL, NFIG };
   {
     long supply = 0;
     for (int x = 0; x < c.C; x++) supply += pt->groups[x];

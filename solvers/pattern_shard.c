@@ -47,8 +47,17 @@
 
 /* Pieces per hull edge. More: a bound closer to the hull, and as many more DP options. */
 #define SHARD_STEPS 4
+/* Slabs of the dp fraction where no assignment is best in every figure (the step differs
+ * between modes): one option each. */
+#define SHARD_SLABS 8
 
-typedef struct spoint { double a, b; } spoint;
+/* A point of the polytope, by what it costs: memory, dt and red + gat without their
+ * latencies (a, r), the step u, and the fraction x of the stage's mass in dp. All are
+ * linear in the mode fractions. */
+typedef struct vpt { double mem, a, r, u, x; } vpt;
+typedef struct spoint { double a, b; } spoint;   /* (a, a + r) */
+
+#define SHARD_MAX_PTS (3 * (HP_N_SHARD + HP_N_SHARD * HP_N_SHARD))
 
 static int by_a(const void *x, const void *y)
 {
@@ -64,45 +73,36 @@ static int not_below(spoint a, spoint b, spoint c)
   return (b.b - a.b) * (c.a - a.a) >= (c.b - a.b) * (b.a - a.a);
 }
 
-int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
+static vpt mix(vpt p, vpt q, double al)
 {
-  double f = st->dp > 1 ? hp_cost_ring_share(st->dp) : 0, B = st->bdp;
-  double mem[HP_N_SHARD], dt[HP_N_SHARD], q[HP_N_SHARD];
-  double qlat = st->overlap || st->dp <= 1 ? 0 : hp_cost_ring_latency(st->dp, st->latdp);
-  double dtlat = st->dp > 1 ? (double)(st->dp - 1) * st->latdp : 0;
-  spoint pt[HP_N_SHARD + HP_N_SHARD * HP_N_SHARD], hull[HP_N_SHARD + HP_N_SHARD * HP_N_SHARD];
-  int n = 0, h = 0, k = 0;
-  unsigned modes = st->dp > 1 ? st->modes : 1u << HP_SHARD_DP;  /* dp = 1: all alike (7.1) */
-  for (int m = 0; m < HP_N_SHARD; m++) {
-    mem[m] = st->mem0 - (st->dp > 1 ? st->save[m] : 0);
-    dt[m] = q[m] = 0;
-    if (st->dp <= 1 || !(B > 0)) continue;
-    double red = 0, gat = 0;
-    switch (m) {
-    case HP_SHARD_DP: red = 2 * f * st->G / B; break;
-    case HP_SHARD_ZERO1: red = f * st->G / B; gat = f * st->W / B; break;
-    case HP_SHARD_ZERO2: dt[m] = f * st->G / B; gat = f * st->W / B; break;
-    default: dt[m] = f * (2 * st->W + st->G) / B; break;
-    }
-    q[m] = (st->overlap ? 0 : red) + gat;
-  }
-  for (int m = 0; m < HP_N_SHARD && st->hbm > 0; m++)   /* the step: sharded but in dp */
-    q[m] += st->upd / (m == HP_SHARD_DP || st->dp <= 1 ? 1 : st->dp) / st->hbm;
-  /* the vertices: pure modes that fit, and the mixes that fill the memory exactly */
-  for (int m = 0; m < HP_N_SHARD; m++)
-    if ((modes >> m & 1u) && mem[m] <= st->cap) pt[n++] = (spoint){ dt[m], dt[m] + q[m] };
-  for (int u = 0; u < HP_N_SHARD; u++)
-    for (int v = 0; v < HP_N_SHARD; v++) {
-      double al, a, qq;
-      if (!(modes >> u & 1u) || !(modes >> v & 1u) || !(mem[u] <= st->cap) || !(mem[v] > st->cap))
-        continue;
-      al = (mem[v] - st->cap) / (mem[v] - mem[u]);   /* the fraction in u, in (0, 1] */
-      a = al * dt[u] + (1 - al) * dt[v];
-      qq = al * q[u] + (1 - al) * q[v];
-      pt[n++] = (spoint){ a, a + qq };
-    }
-  if (n == 0) return 0;                /* nothing fits, even the most sharded mode */
+  return (vpt){ al * p.mem + (1 - al) * q.mem, al * p.a + (1 - al) * q.a, al * p.r + (1 - al) * q.r,
+                al * p.u + (1 - al) * q.u, al * p.x + (1 - al) * q.x };
+}
+
+/* The vertices of the simplex spanned by the points g (their convex hull) cut by memory
+ * <= cap: the g that fit, and the mixes of one that fits with one that does not that fill
+ * the memory exactly. Appends them to out[*n]. */
+static void vertices(const vpt *g, int ng, double cap, vpt *out, int *n)
+{
+  for (int i = 0; i < ng; i++)
+    if (g[i].mem <= cap) out[(*n)++] = g[i];
+  for (int i = 0; i < ng; i++)
+    for (int j = 0; j < ng; j++)
+      if (g[i].mem <= cap && g[j].mem > cap)
+        out[(*n)++] = mix(g[i], g[j], (g[j].mem - cap) / (g[j].mem - g[i].mem));
+}
+
+/* Options no worse in (a, a + r) than every point of the convex hull of pts (the lower-
+ * left hull cut into corners), each with step u and the latencies added; at most max. */
+static int corners(const vpt *pts, int n, int max, double u, double dtlat, double qlat,
+                   hp_shard_opt *out)
+{
+  spoint pt[SHARD_MAX_PTS], hull[SHARD_MAX_PTS];
+  int h = 0, k = 0;
+  if (n <= 0) return 0;
+  for (int i = 0; i < n; i++) pt[i] = (spoint){ pts[i].a, pts[i].a + pts[i].r };
   qsort(pt, (size_t)n, sizeof *pt, by_a);
+  hull[0] = pt[0];
   /* the Pareto points (b falling as a rises), then their lower convex hull */
   for (int i = 0; i < n; i++) {
     if (h > 0 && pt[i].b >= hull[h - 1].b) continue;
@@ -110,9 +110,8 @@ int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
     hull[h++] = pt[i];
   }
   if (h == 1 || max < 2) {
-    out[0] = (hp_shard_opt){ hull[0].a + (hull[0].a > 0 ? dtlat : 0), hull[0].b - hull[0].a + qlat };
+    out[0] = (hp_shard_opt){ hull[0].a + (hull[0].a > 0 ? dtlat : 0), hull[0].b - hull[0].a + qlat, u };
     if (max < 2 && h > 1) {            /* no room for corners: the componentwise least */
-      out[0].dt = hull[0].a + (hull[0].a > 0 ? dtlat : 0);
       out[0].q = qlat;
       for (int i = 0; i < h; i++)
         if (hull[i].b - hull[i].a < out[0].q - qlat) out[0].q = hull[i].b - hull[i].a + qlat;
@@ -124,14 +123,105 @@ int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
       double a = hull[i].a + (hull[i + 1].a - hull[i].a) * j / SHARD_STEPS;
       double b = hull[i].b + (hull[i + 1].b - hull[i].b) * (j + 1) / SHARD_STEPS;
       if (j + 1 == SHARD_STEPS) b = hull[i + 1].b;
-      out[k++] = (hp_shard_opt){ a + (a > 0 ? dtlat : 0), b - a + qlat };
+      out[k++] = (hp_shard_opt){ a + (a > 0 ? dtlat : 0), b - a + qlat, u };
     }
   /* the last hull point covers itself (and what lies beyond it, if the cap cut the corners
    * short: then it is paired with the least a, a componentwise bound) */
   {
     spoint last = hull[h - 1];
     double a = k == (h - 1) * SHARD_STEPS ? last.a : hull[0].a;
-    out[k++] = (hp_shard_opt){ a + (a > 0 ? dtlat : 0), last.b - a + qlat };
+    out[k++] = (hp_shard_opt){ a + (a > 0 ? dtlat : 0), last.b - a + qlat, u };
+  }
+  return k;
+}
+
+/* One option no worse than every point of the convex hull of pts in the four figures of
+ * the exchange (above): each figure's least over pts (a linear figure's least over a hull
+ * is at one of its points), the step cut so that the sum is no more than its least. */
+static int least(const vpt *pts, int n, double dtlat, double qlat, hp_shard_opt *out)
+{
+  double a = INFINITY, ar = INFINITY, au = INFINITY, aru = INFINITY;
+  if (n <= 0) return 0;
+  for (int i = 0; i < n; i++) {
+    a = fmin(a, pts[i].a);
+    ar = fmin(ar, pts[i].a + pts[i].r);
+    au = fmin(au, pts[i].a + pts[i].u);
+    aru = fmin(aru, pts[i].a + pts[i].r + pts[i].u);
+  }
+  out[0] = (hp_shard_opt){ a + (a > 0 ? dtlat : 0), ar - a + qlat, fmin(au - a, aru - ar) };
+  return 1;
+}
+
+/* Whether v is no worse than w in the four figures of the exchange (above). */
+static int covers(vpt v, vpt w)
+{
+  return v.a <= w.a && v.a + v.r <= w.a + w.r && v.a + v.u <= w.a + w.u &&
+         v.a + v.r + v.u <= w.a + w.r + w.u;
+}
+
+int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
+{
+  double f = st->dp > 1 ? hp_cost_ring_share(st->dp) : 0, B = st->bdp;
+  double qlat = st->overlap || st->dp <= 1 ? 0 : hp_cost_ring_latency(st->dp, st->latdp);
+  double dtlat = st->dp > 1 ? (double)(st->dp - 1) * st->latdp : 0;
+  vpt g[HP_N_SHARD], v[SHARD_MAX_PTS];
+  int ng = 0, n = 0, k = 0, gdp = -1;
+  unsigned modes = st->dp > 1 ? st->modes : 1u << HP_SHARD_DP;  /* dp = 1: all alike (7.1) */
+  for (int m = 0; m < HP_N_SHARD; m++) {
+    double red = 0, gat = 0, dt = 0;
+    if (!(modes >> m & 1u)) continue;
+    if (st->dp > 1 && B > 0)
+      switch (m) {
+      case HP_SHARD_DP: red = 2 * f * st->G / B; break;
+      case HP_SHARD_ZERO1: red = f * st->G / B; gat = f * st->W / B; break;
+      case HP_SHARD_ZERO2: dt = f * st->G / B; gat = f * st->W / B; break;
+      default: dt = f * (2 * st->W + st->G) / B; break;
+      }
+    /* the step: sharded but in dp */
+    double u = st->hbm > 0 ? st->upd / (m == HP_SHARD_DP || st->dp <= 1 ? 1 : st->dp) / st->hbm : 0;
+    if (m == HP_SHARD_DP) gdp = ng;
+    g[ng++] = (vpt){ st->mem0 - (st->dp > 1 ? st->save[m] : 0), dt, (st->overlap ? 0 : red) + gat,
+                     u, m == HP_SHARD_DP };
+  }
+  vertices(g, ng, st->cap, v, &n);
+  if (n == 0) return 0;                /* nothing fits, even the most sharded mode */
+  /* one vertex no worse than every other is no worse than all the polytope (the figures
+   * are linear): the one exact option */
+  for (int i = 0; i < n; i++) {
+    int all = 1;
+    for (int j = 0; j < n && all; j++) all = covers(v[i], v[j]);
+    if (all) {
+      out[0] = (hp_shard_opt){ v[i].a + (v[i].a > 0 ? dtlat : 0), v[i].r + qlat, v[i].u };
+      return 1;
+    }
+  }
+  double t0 = INFINITY, t1 = -INFINITY, u0 = INFINITY, u1 = -INFINITY;
+  for (int i = 0; i < n; i++) {
+    t0 = fmin(t0, v[i].x);
+    t1 = fmax(t1, v[i].x);
+    u0 = fmin(u0, v[i].u);
+    u1 = fmax(u1, v[i].u);
+  }
+  if (!(u1 > u0) || gdp < 0 || !(t1 > t0) || max < SHARD_SLABS)
+    return u1 > u0 ? least(v, n, dtlat, qlat, out) : corners(v, n, max, u0, dtlat, qlat, out);
+  /* slabs of the dp fraction x in [s0, s1]: the vertices of the slab are those of its two
+   * faces (x fixed: the simplex of dp at x with each other mode at 1 - x, cut by memory, a
+   * hair loose so that rounding drops no point) and the vertices between */
+  for (int j = 0; j < SHARD_SLABS; j++) {
+    double s0 = t0 + (t1 - t0) * j / SHARD_SLABS;
+    double s1 = j + 1 == SHARD_SLABS ? t1 : t0 + (t1 - t0) * (j + 1) / SHARD_SLABS;
+    vpt pts[SHARD_MAX_PTS];
+    int np = 0;
+    for (int side = 0; side < 2; side++) {
+      vpt fg[HP_N_SHARD];
+      int nf = 0;
+      for (int m = 0; m < ng; m++)
+        if (m != gdp) fg[nf++] = mix(g[gdp], g[m], side ? s1 : s0);
+      vertices(fg, nf, st->cap * (1 + 1e-12), pts, &np);
+    }
+    for (int i = 0; i < n; i++)
+      if (v[i].x >= s0 && v[i].x <= s1) pts[np++] = v[i];
+    k += least(pts, np, dtlat, qlat, out + k);
   }
   return k;
 }

@@ -243,9 +243,9 @@ typedef struct hp_shard_stage {
   double save[HP_N_SHARD];  /* memory the stage saves in mode m against dp (its states) */
   double mem0, cap;      /* its memory with every layer dp, and the kind's capacity */
 } hp_shard_stage;
-/* An option: time added to every micro-batch of the stage (Z, Zr), and a lower bound on
- * its red + gat + U (the stage's optimizer step). */
-typedef struct hp_shard_opt { double dt, q; } hp_shard_opt;
+/* An option: time added to every micro-batch of the stage (Z, Zr), and lower bounds on its
+ * red + gat (q) and on its optimizer step U (u). */
+typedef struct hp_shard_opt { double dt, q, u; } hp_shard_opt;
 /* Up to `max` options (max >= 1), as many as it writes; 0 when nothing fits. */
 int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max);
 #define HP_SHARD_MAX_OPTS 40

@@ -22,17 +22,19 @@ static int put(hp_front *f, hp_fpool *p, const hp_front_rule *r, double a, doubl
   return hp__front_insert(f, p, &t, r);
 }
 
-/* The frontier's tags in order, as "1 2 3". */
-static const char *tags(const hp_front *f, const hp_fpool *p)
+/* The frontier's tags in order, as "1 2 3", of points whose tag follows nfig figures. */
+static const char *tags_n(const hp_front *f, const hp_fpool *p, int nfig)
 {
   static char s[256];
   size_t n = 0;
   s[0] = '\0';
   for (int i = 0; i < f->n && n < sizeof s - 12; i++)
     n += (size_t)snprintf(s + n, sizeof s - n, "%s%d", i ? " " : "",
-                          ((const tpoint *)hp__fpool_at(p, f->ix[i]))->tag);
+                          *(const int *)((const double *)hp__fpool_at(p, f->ix[i]) + nfig));
   return s;
 }
+
+static const char *tags(const hp_front *f, const hp_fpool *p) { return tags_n(f, p, 3); }
 
 static const tpoint *nth(const hp_front *f, const hp_fpool *p, int i)
 {
@@ -43,7 +45,7 @@ TEST(frontier_keeps_the_points_no_other_dominates_in_their_order)
 {
   hp_fpool p;
   hp_front f = { 0, 0, NULL };
-  hp_front_rule r = { 0, HP_FRONT_DROP_WORST, sum, NULL };
+  hp_front_rule r = { 0, HP_FRONT_DROP_WORST, sum, NULL, 3 };
   hp__fpool_init(&p, sizeof(tpoint), 2, 0);
   CHECK_INT(put(&f, &p, &r, 3, 3, 3, 1), HP_FRONT_ADDED);
   CHECK_INT(put(&f, &p, &r, 4, 4, 4, 2), HP_FRONT_REFUSED);   /* dominated */
@@ -69,7 +71,7 @@ TEST(frontier_at_its_cap_drops_the_worst_unless_the_newcomer_is_no_better)
 {
   hp_fpool p;
   hp_front f = { 0, 0, NULL };
-  hp_front_rule r = { 3, HP_FRONT_DROP_WORST, sum, NULL };
+  hp_front_rule r = { 3, HP_FRONT_DROP_WORST, sum, NULL, 3 };
   hp__fpool_init(&p, sizeof(tpoint), 4, 0);
   CHECK_INT(put(&f, &p, &r, 1, 5, 5, 1), HP_FRONT_ADDED);   /* score 11 */
   CHECK_INT(put(&f, &p, &r, 5, 1, 1, 2), HP_FRONT_ADDED);   /* 7 */
@@ -94,7 +96,7 @@ TEST(frontier_at_its_cap_merges_into_the_nearest_point)
 {
   hp_fpool p;
   hp_front f = { 0, 0, NULL };
-  hp_front_rule r = { 2, HP_FRONT_MERGE, NULL, NULL };    /* no score: the sum, as sum() */
+  hp_front_rule r = { 2, HP_FRONT_MERGE, NULL, NULL, 3 };   /* no score: the sum, as sum() */
   const tpoint *m;
   hp__fpool_init(&p, sizeof(tpoint), 4, 0);
   CHECK_INT(put(&f, &p, &r, 1, 5, 5, 1), HP_FRONT_ADDED);
@@ -127,7 +129,7 @@ TEST(frontier_pool_stops_at_its_limit)
 {
   hp_fpool p;
   hp_front f = { 0, 0, NULL };
-  hp_front_rule r = { 0, HP_FRONT_DROP_WORST, sum, NULL };
+  hp_front_rule r = { 0, HP_FRONT_DROP_WORST, sum, NULL, 3 };
   hp__fpool_init(&p, sizeof(tpoint), 2, 4);
   for (int i = 0; i < 4; i++) CHECK_INT(put(&f, &p, &r, i, 9 - i, 0, i), HP_FRONT_ADDED);
   CHECK_INT(p.cap, 4);
@@ -142,8 +144,8 @@ TEST(frontier_ties_go_to_the_earlier_point)
 {
   hp_fpool p;
   hp_front f = { 0, 0, NULL };
-  hp_front_rule drop = { 2, HP_FRONT_DROP_WORST, sum, NULL };
-  hp_front_rule merge = { 2, HP_FRONT_MERGE, sum, NULL };
+  hp_front_rule drop = { 2, HP_FRONT_DROP_WORST, sum, NULL, 3 };
+  hp_front_rule merge = { 2, HP_FRONT_MERGE, sum, NULL, 3 };
   const tpoint *m;
   hp__fpool_init(&p, sizeof(tpoint), 4, 0);
   /* two worst of score 4: the earlier goes */
@@ -160,6 +162,42 @@ TEST(frontier_ties_go_to_the_earlier_point)
   CHECK(!strcmp(tags(&f, &p), "2 1"));
   m = nth(&f, &p, 1);
   CHECK(m->fig[0] == 1 && m->fig[1] == 2 && m->fig[2] == 0);
+  free(f.ix);
+  hp__fpool_release(&p);
+}
+
+/* Four figures (the pattern DP's M, S, Q and U): a point better in the fourth alone stays,
+ * one worse in it alone goes; a merge takes the least of all four; the score is their sum. */
+typedef struct tpoint4 { double fig[4]; int tag; } tpoint4;
+
+static int put4(hp_front *f, hp_fpool *p, const hp_front_rule *r, double a, double b, double c,
+                double e, int tag)
+{
+  tpoint4 t = { { a, b, c, e }, tag };
+  return hp__front_insert(f, p, &t, r);
+}
+
+TEST(frontier_with_four_figures_compares_and_merges_all_four)
+{
+  hp_fpool p;
+  hp_front f = { 0, 0, NULL };
+  hp_front_rule r = { 2, HP_FRONT_MERGE, NULL, NULL, 4 };
+  const tpoint4 *m;
+  double fig[4] = { 1, 2, 3, 4 };
+  CHECK_NEAR(hp__front_score(&r, fig), 10, 0);
+  hp__fpool_init(&p, sizeof(tpoint4), 4, 0);
+  CHECK_INT(put4(&f, &p, &r, 1, 1, 1, 5, 1), HP_FRONT_ADDED);
+  CHECK_INT(put4(&f, &p, &r, 1, 1, 1, 6, 2), HP_FRONT_REFUSED);   /* worse in U alone */
+  CHECK_INT(put4(&f, &p, &r, 1, 1, 1, 2, 3), HP_FRONT_ADDED);     /* better in U: 1 goes */
+  CHECK(!strcmp(tags_n(&f, &p, 4), "3"));
+  CHECK_INT(put4(&f, &p, &r, 0, 2, 1, 3, 4), HP_FRONT_ADDED);     /* trades M for S and U */
+  /* at the cap: (2, 0, 1, 1), score 4, merges into the point whose merge loses least: with
+   * 3 (score 5) the least is (1, 0, 1, 1), 2 lost; with 4 (score 6) (0, 0, 1, 1), 4 lost.
+   * The merged point keeps 3's payload and comes in last */
+  CHECK_INT(put4(&f, &p, &r, 2, 0, 1, 1, 5), HP_FRONT_MERGED);
+  CHECK(!strcmp(tags_n(&f, &p, 4), "4 3"));
+  m = hp__fpool_at(&p, f.ix[1]);
+  CHECK(m->fig[0] == 1 && m->fig[1] == 0 && m->fig[2] == 1 && m->fig[3] == 1);
   free(f.ix);
   hp__fpool_release(&p);
 }

@@ -139,16 +139,37 @@ TEST(shard_options_by_hand)
   st.hbm = 4;
   n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);
   CHECK_INT(n, 1);
-  CHECK_NEAR(o[0].q, 0.5, 1e-15);
+  CHECK_NEAR(o[0].q, 0, 1e-15);
+  CHECK_NEAR(o[0].u, 0.5, 1e-15);
   st.dp = 2;
   st.modes = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZERO1;
-  n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);   /* zero1: f (G + W) + 0.25 = 1.5 < dp's 2 */
-  CHECK_INT(n, 1);
-  CHECK_NEAR(o[0].q, 1.25 + 0.25, 1e-15);
+  n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);   /* zero1: f (G + W) = 1.25, step 0.25 */
+  CHECK_INT(n, 1);                                    /* against dp's 1.5 and 0.5 */
+  CHECK_NEAR(o[0].q, 1.25, 1e-15);
+  CHECK_NEAR(o[0].u, 0.25, 1e-15);
+  /* a step that costs more than zdp's gathers (dp 2, zdp dt 1.75): 8 bytes at hbm 1 is 8
+   * replicated, 4 sharded; dp gives (dt, q, u) = (0, 1.5, 8), zdp (1.75, 0, 4): neither is
+   * no worse in every figure (dt + u: 8 against 5.75; dt + q + u: 9.5 against 5.75), so
+   * one option per eighth of the dp fraction x, each figure's least over its ends. x in
+   * [0, 1/8]: (1.75, 0, 4) and (1.53125, 0.1875, 4.5): dt 1.53125, dt + q 1.71875, dt + u
+   * 5.75, dt + q + u 5.75, so q 0.1875 and u = 5.75 - 1.71875; x in [7/8, 1]: (0.21875,
+   * 1.3125, 7.5) and dp: dt 0, q 1.5, dt + u 7.71875, dt + q + u 9.03125: u 7.53125 */
+  st.modes = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP;
+  st.upd = 8;
+  st.hbm = 1;
+  n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);
+  CHECK_INT(n, 8);
+  CHECK_NEAR(o[0].dt, 1.53125, 1e-12);
+  CHECK_NEAR(o[0].q, 0.1875, 1e-12);
+  CHECK_NEAR(o[0].u, 4.03125, 1e-12);
+  CHECK_NEAR(o[7].dt, 0, 1e-12);
+  CHECK_NEAR(o[7].q, 1.5, 1e-12);
+  CHECK_NEAR(o[7].u, 7.53125, 1e-12);
 }
 
 /* Every assignment of fractions to the modes that fits has an option no worse than it:
- * dt' <= dt and dt' + q' <= dt + q (the DP's exchange), on random stages. */
+ * dt' <= dt, dt' + q' <= dt + q, dt' + u' <= dt + u and dt' + q' + u' <= dt + q + u (the
+ * DP's exchange, pattern_shard.c), on random stages. */
 TEST(shard_options_cover_every_assignment_that_fits)
 {
   hp_rng r;
@@ -174,7 +195,7 @@ TEST(shard_options_cover_every_assignment_that_fits)
     st.mem0 = 10 + (S[0] - S[3]) * (hp__rng_unit(&r) * 1.2 - 0.3);
     int n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);
     for (int a = 0; a < 300; a++) {          /* random fractions over the allowed modes */
-      double x[4] = {0}, sum = 0, mem, dt, q, lat = (st.dp - 1) * st.latdp;
+      double x[4] = {0}, sum = 0, mem, dt, q, u, lat = (st.dp - 1) * st.latdp;
       for (int m = 0; m < 4; m++)
         if (st.modes >> m & 1u) sum += x[m] = hp__rng_int(&r, 3) ? hp__rng_unit(&r) : 0;
       if (!(sum > 0)) continue;
@@ -183,11 +204,15 @@ TEST(shard_options_cover_every_assignment_that_fits)
       if (mem > st.cap) continue;
       dt = f * (G * x[2] + (2 * W + G) * x[3]) / st.bdp + (x[2] + x[3] > 0 ? lat : 0);
       q = (st.overlap ? 0 : f * (2 * G * x[0] + G * x[1]) / st.bdp + 2 * lat) +
-          f * W * (x[1] + x[2]) / st.bdp + st.upd * (x[0] + (1 - x[0]) / st.dp) / st.hbm;
+          f * W * (x[1] + x[2]) / st.bdp;
+      u = st.upd * (x[0] + (1 - x[0]) / st.dp) / st.hbm;
       int ok = 0;
+#define LE(a, b) ((a) <= (b) * (1 + 1e-12) + 1e-15)
       for (int k = 0; k < n && !ok; k++)
-        ok = o[k].dt <= dt * (1 + 1e-12) + 1e-15 && o[k].dt + o[k].q <= (dt + q) * (1 + 1e-12) + 1e-15;
-      if (!ok) fprintf(stderr, "  it %d: dp %d modes %x: dt %g q %g uncovered (%d options)\n", it, st.dp, st.modes, dt, q, n);
+        ok = LE(o[k].dt, dt) && LE(o[k].dt + o[k].q, dt + q) && LE(o[k].dt + o[k].u, dt + u) &&
+             LE(o[k].dt + o[k].q + o[k].u, dt + q + u);
+#undef LE
+      if (!ok) fprintf(stderr, "  it %d: dp %d modes %x: dt %g q %g u %g uncovered (%d options)\n", it, st.dp, st.modes, dt, q, u, n);
       CHECK(ok);
       checked++;
     }
