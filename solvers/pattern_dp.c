@@ -7,7 +7,8 @@
  *   T >= T[r*] + max_s sync[s] >= gas t_max(s*) + sum_{s != s*} t_min(s) + sum_s e_min(s) + Q,
  * so with M = max_s (gas t_max(s) - t_min(s)), S = sum_s (t_min(s) + e_min(s)) and
  * Q = max_s sync(s), every plan has T >= M + S + Q, which is monotone in (M, S, Q): the
- * DP keeps a Pareto frontier of them per state, as the layer DP does.
+ * DP keeps a Pareto frontier of them per state, as the layer DP does (with the optimizer
+ * step's maximum U a fourth figure, below).
  *
  * Cost model 1.2 (cost-model.md 3, 7.16): T[r] = (gas - 1) max_s c[s,r] + sum t + sum e
  * with the period c[s,r] = t[s,r] + (e[s-1,r] + e[s,r]) / 2. The DP knows a stage's
@@ -22,10 +23,10 @@
  * e_min (hp_patterns_handoff) divides a link between nodes by the lanes that must share
  * it (hp_pattern.h: tp, or more next to a stage on one node), and more lanes sharing a
  * node's interface are only slower. Recompute re-runs checkpointable layers only
- * (ck_l, 7.15): a prefix sum of their times per class. Q bounds max_s (red[s] + gat[s] +
- * U[s]), U[s] the stage's optimizer step on the kind's least hbm_gbs: T >= ... + max red
- * + step + max gat >= ... + max_s (red[s] + gat[s] + U[s]) (red is 0 under `overlap`,
- * where T >= max_r T[r] + step + gat). Memory is
+ * (ck_l, 7.15): a prefix sum of their times per class. Q bounds max_s (red[s] + gat[s])
+ * and U max_s U[s], U[s] the stage's optimizer step on the kind's least hbm_gbs: T >= ...
+ * + max red + step + max gat >= ... + Q + U (red is 0 under `overlap`, where T >= max_r
+ * T[r] + step + gat); the bound is M + S + Q + U, monotone in all four. Memory is
  * counted with the least act/work over device types (hp_patterns_least_act) against the
  * least capacity of the kind: never above a device's own (7.20).
  *
@@ -57,7 +58,7 @@
 #include "search.h"
 
 /* Transitions the exact state may try before it gives way to the Lagrangian bound (in
- * practice the deadline comes first); the most points any run keeps (32 bytes each). */
+ * practice the deadline comes first); the most points any run keeps (40 bytes each). */
 #define PAT_EXACT_WORK 2000000000L
 #define PAT_MAX_POINTS 20000000L
 #define PAT_EXACT_LISTS 4000000.0

@@ -11,35 +11,52 @@
  *   memory saved against all dp:  sum_m x_m save_m (save_m = S_dp - S_m, the states);
  *   per micro-batch, in the stage time (Z and Zr):
  *     dt = f (G x_zero2 + (2 W + G) x_zdp) / B  (+ (dp-1) latdp when x_zero2 + x_zdp > 0);
- *   at the end, red + gat + U (T >= max_s red_s + step + max_s gat_s >= max_s (red_s +
- *   gat_s + U_s), U_s the stage's own step on its slowest memory, cost-model.md 3):
+ *   at the end, red + gat (T >= max_s red_s + max_s U_s + max_s gat_s >= max_s (red_s +
+ *   gat_s) + max_s U_s, U_s the stage's own step on its slowest memory, cost-model.md 3):
  *     q  = f (2 G x_dp + (G + W) x_zero1 + W x_zero2) / B + 2 (dp-1) latdp
- *          + upd (x_dp + (1 - x_dp) / dp) / hbm
- *   (red, the first line, is 0 under grad_sync overlap, where T >= max_r T[r] + step +
- *   gat; upd is the stage's update bytes, hbm the least hbm_gbs of the kind's classes,
+ *   and the step
+ *     u  = upd (x_dp + (1 - x_dp) / dp) / hbm
+ *   (red, the first term of q, is 0 under grad_sync overlap, where T >= max_r T[r] + step
+ *   + gat; upd is the stage's update bytes, hbm the least hbm_gbs of the kind's classes,
  *   each of which holds a device of the stage; no hbm: no step).
- * Both are linear in x, and the assignments that fit form a polytope: the simplex cut by
+ * All are linear in x, and the assignments that fit form a polytope: the simplex cut by
  * the memory row. Its vertices are the pure modes that fit and, on each edge between a
  * mode that fits and one that does not, the mix that fills the memory exactly. The image
  * of the polytope is the convex hull of the vertices' images.
  *
- * The DP adds dt to the stage's time (so to its period, times gas - 1, and to the sum S)
- * and q to the maximum Q. So an option (dt', q') is no worse than (dt, q) in every
- * completion when dt' <= dt and dt' + q' <= dt + q (the exchange of pattern_dp.c: a
- * larger dt raises M and S, a smaller q lowers the maximum Q by at most as much). The
- * options that matter are then the lower-left convex hull of the images in the
- * coordinates (a, b) = (dt, dt + q). A hull edge is a continuum of assignments; each is
- * covered by a *corner*: the edge is cut into SHARD_STEPS pieces, and the piece from
- * point u to point v (a rising, b falling) gives the option (a_u, b_v), no worse than any
- * point of the piece. So every assignment that fits has an option no worse than it, and
- * the DP's bound holds over every mode of the list (each corner is at most 1/SHARD_STEPS
- * of its edge below it). A single hull point is one exact option: with the modes dp and
- * zdp and grad_bytes <= 2 param_bytes, the least zdp fraction that fits, as before.
+ * The DP adds dt to the stage's time (so to its period, times gas - 1, and to the sum S),
+ * q to the maximum Q and u to the maximum U. A larger dt raises M and S (S by dt itself),
+ * a smaller q or u lowers its maximum by at most as much, so an option (dt', q', u') is no
+ * worse than (dt, q, u) in every completion when it is no worse in the four figures
+ *   dt,  dt + q,  dt + u,  dt + q + u
+ * (with q' > q alone the objective rises by at most dt' + q' - dt - q, with u' > u alone
+ * by at most dt' + u' - dt - u, with both by at most dt' + q' + u' - dt - q - u). Three
+ * cases:
+ *  - one vertex no worse than every other in the four is no worse than the whole polytope
+ *    (the figures are linear): the one exact option. With the modes dp and zdp, grad_bytes
+ *    <= 2 param_bytes and a step cheaper than the gathers, the least zdp fraction that fits;
+ *  - no step, or the same at every vertex: the figures are two, (a, b) = (dt, dt + q), and
+ *    the options are the lower-left convex hull of the images. A hull edge is a continuum
+ *    of assignments; each is covered by a *corner*: the edge is cut into SHARD_STEPS
+ *    pieces, and the piece from point u to point v (a rising, b falling) gives the option
+ *    (a_u, b_v), no worse than any point of the piece (each corner is at most
+ *    1/SHARD_STEPS of its edge below it);
+ *  - else the step differs (it is sharded in every mode but dp): two options, each the
+ *    least of each of the four figures over its vertices, the step cut so that dt + q + u
+ *    is no more than the least: one for the assignments that cost the pipeline nothing
+ *    (dp and zero1 only: a face of the polytope), one for all, with the latency of Zr,
+ *    which covers those that do cost it (a > 0). With dp and zdp these are dp alone,
+ *    exact, and a bound over the rest, exact at all zdp where it sets both maxima
+ *    (pattern_bound_counts_the_optimizer_step). Cutting the polytope finer (slabs of the
+ *    dp fraction, one option each) starved the DP: 8 slabs took the 3-kind 64-GPU row's
+ *    bound from 5.87 to 3.80 in 60 s.
+ * So every assignment that fits has an option no worse than it, and the DP's bound holds
+ * over every mode of the list.
  *
- * The latency (dp-1) latdp of Zr is added to a corner's dt only where a_u > 0: an
+ * The latency (dp-1) latdp of Zr is added to an option's dt only where its a > 0: an
  * assignment with a > 0 has some zero2 or zdp layer (no other mode costs the pipeline
- * anything), so it pays the latency; one with a = 0 is covered by a corner with a_u = 0
- * (the hull's first point), which does not add it. */
+ * anything), so it pays the latency; one with a = 0 is covered by an option with a = 0,
+ * which does not add it. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -47,14 +64,10 @@
 
 /* Pieces per hull edge. More: a bound closer to the hull, and as many more DP options. */
 #define SHARD_STEPS 4
-/* Slabs of the dp fraction where no assignment is best in every figure (the step differs
- * between modes): one option each. */
-#define SHARD_SLABS 8
 
 /* A point of the polytope, by what it costs: memory, dt and red + gat without their
- * latencies (a, r), the step u, and the fraction x of the stage's mass in dp. All are
- * linear in the mode fractions. */
-typedef struct vpt { double mem, a, r, u, x; } vpt;
+ * latencies (a, r), and the step u. All are linear in the mode fractions. */
+typedef struct vpt { double mem, a, r, u; } vpt;
 typedef struct spoint { double a, b; } spoint;   /* (a, a + r) */
 
 #define SHARD_MAX_PTS (3 * (HP_N_SHARD + HP_N_SHARD * HP_N_SHARD))
@@ -76,7 +89,7 @@ static int not_below(spoint a, spoint b, spoint c)
 static vpt mix(vpt p, vpt q, double al)
 {
   return (vpt){ al * p.mem + (1 - al) * q.mem, al * p.a + (1 - al) * q.a, al * p.r + (1 - al) * q.r,
-                al * p.u + (1 - al) * q.u, al * p.x + (1 - al) * q.x };
+                al * p.u + (1 - al) * q.u };
 }
 
 /* The vertices of the simplex spanned by the points g (their convex hull) cut by memory
@@ -137,8 +150,9 @@ static int corners(const vpt *pts, int n, int max, double u, double dtlat, doubl
 
 /* One option no worse than every point of the convex hull of pts in the four figures of
  * the exchange (above): each figure's least over pts (a linear figure's least over a hull
- * is at one of its points), the step cut so that the sum is no more than its least. */
-static int least(const vpt *pts, int n, double dtlat, double qlat, hp_shard_opt *out)
+ * is at one of its points), the step cut so that the sum is no more than its least; with
+ * lat, the latency of Zr whatever a (the points it covers all have a > 0). */
+static int least(const vpt *pts, int n, int lat, double dtlat, double qlat, hp_shard_opt *out)
 {
   double a = INFINITY, ar = INFINITY, au = INFINITY, aru = INFINITY;
   if (n <= 0) return 0;
@@ -148,7 +162,7 @@ static int least(const vpt *pts, int n, double dtlat, double qlat, hp_shard_opt 
     au = fmin(au, pts[i].a + pts[i].u);
     aru = fmin(aru, pts[i].a + pts[i].r + pts[i].u);
   }
-  out[0] = (hp_shard_opt){ a + (a > 0 ? dtlat : 0), ar - a + qlat, fmin(au - a, aru - ar) };
+  out[0] = (hp_shard_opt){ a + (lat || a > 0 ? dtlat : 0), ar - a + qlat, fmin(au - a, aru - ar) };
   return 1;
 }
 
@@ -165,7 +179,7 @@ int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
   double qlat = st->overlap || st->dp <= 1 ? 0 : hp_cost_ring_latency(st->dp, st->latdp);
   double dtlat = st->dp > 1 ? (double)(st->dp - 1) * st->latdp : 0;
   vpt g[HP_N_SHARD], v[SHARD_MAX_PTS];
-  int ng = 0, n = 0, k = 0, gdp = -1;
+  int ng = 0, n = 0;
   unsigned modes = st->dp > 1 ? st->modes : 1u << HP_SHARD_DP;  /* dp = 1: all alike (7.1) */
   for (int m = 0; m < HP_N_SHARD; m++) {
     double red = 0, gat = 0, dt = 0;
@@ -179,9 +193,8 @@ int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
       }
     /* the step: sharded but in dp */
     double u = st->hbm > 0 ? st->upd / (m == HP_SHARD_DP || st->dp <= 1 ? 1 : st->dp) / st->hbm : 0;
-    if (m == HP_SHARD_DP) gdp = ng;
     g[ng++] = (vpt){ st->mem0 - (st->dp > 1 ? st->save[m] : 0), dt, (st->overlap ? 0 : red) + gat,
-                     u, m == HP_SHARD_DP };
+                     u };
   }
   vertices(g, ng, st->cap, v, &n);
   if (n == 0) return 0;                /* nothing fits, even the most sharded mode */
@@ -195,33 +208,23 @@ int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
       return 1;
     }
   }
-  double t0 = INFINITY, t1 = -INFINITY, u0 = INFINITY, u1 = -INFINITY;
+  double u0 = INFINITY, u1 = -INFINITY;
   for (int i = 0; i < n; i++) {
-    t0 = fmin(t0, v[i].x);
-    t1 = fmax(t1, v[i].x);
     u0 = fmin(u0, v[i].u);
     u1 = fmax(u1, v[i].u);
   }
-  if (!(u1 > u0) || gdp < 0 || !(t1 > t0) || max < SHARD_SLABS)
-    return u1 > u0 ? least(v, n, dtlat, qlat, out) : corners(v, n, max, u0, dtlat, qlat, out);
-  /* slabs of the dp fraction x in [s0, s1]: the vertices of the slab are those of its two
-   * faces (x fixed: the simplex of dp at x with each other mode at 1 - x, cut by memory, a
-   * hair loose so that rounding drops no point) and the vertices between */
-  for (int j = 0; j < SHARD_SLABS; j++) {
-    double s0 = t0 + (t1 - t0) * j / SHARD_SLABS;
-    double s1 = j + 1 == SHARD_SLABS ? t1 : t0 + (t1 - t0) * (j + 1) / SHARD_SLABS;
-    vpt pts[SHARD_MAX_PTS];
-    int np = 0;
-    for (int side = 0; side < 2; side++) {
-      vpt fg[HP_N_SHARD];
-      int nf = 0;
-      for (int m = 0; m < ng; m++)
-        if (m != gdp) fg[nf++] = mix(g[gdp], g[m], side ? s1 : s0);
-      vertices(fg, nf, st->cap * (1 + 1e-12), pts, &np);
-    }
-    for (int i = 0; i < n; i++)
-      if (v[i].x >= s0 && v[i].x <= s1) pts[np++] = v[i];
-    k += least(pts, np, dtlat, qlat, out + k);
+  if (!(u1 > u0)) return corners(v, n, max, u0, dtlat, qlat, out);
+  /* the step differs: the assignments that cost the pipeline nothing (dp and zero1 only,
+   * a face of the polytope), then all of them, which a > 0 makes pay the latency */
+  vpt f0[HP_N_SHARD], fv[SHARD_MAX_PTS];
+  int n0 = 0, nf = 0, k = 0, any = 0;
+  if (max < 2) return least(v, n, 0, dtlat, qlat, out);
+  for (int m = 0; m < ng; m++) {
+    if (g[m].a == 0) f0[n0++] = g[m];
+    else any = 1;
   }
+  vertices(f0, n0, st->cap, fv, &nf);
+  k += least(fv, nf, 0, dtlat, qlat, out);
+  if (any && k < max) k += least(v, n, 1, dtlat, qlat, out + k);
   return k;
 }

@@ -149,22 +149,28 @@ TEST(shard_options_by_hand)
   CHECK_NEAR(o[0].u, 0.25, 1e-15);
   /* a step that costs more than zdp's gathers (dp 2, zdp dt 1.75): 8 bytes at hbm 1 is 8
    * replicated, 4 sharded; dp gives (dt, q, u) = (0, 1.5, 8), zdp (1.75, 0, 4): neither is
-   * no worse in every figure (dt + u: 8 against 5.75; dt + q + u: 9.5 against 5.75), so
-   * one option per eighth of the dp fraction x, each figure's least over its ends. x in
-   * [0, 1/8]: (1.75, 0, 4) and (1.53125, 0.1875, 4.5): dt 1.53125, dt + q 1.71875, dt + u
-   * 5.75, dt + q + u 5.75, so q 0.1875 and u = 5.75 - 1.71875; x in [7/8, 1]: (0.21875,
-   * 1.3125, 7.5) and dp: dt 0, q 1.5, dt + u 7.71875, dt + q + u 9.03125: u 7.53125 */
+   * no worse in every figure (dt + u: 8 against 5.75; dt + q + u: 9.5 against 5.75). Two
+   * options: dp alone (the assignments with dt = 0), exact; and each figure's least over
+   * both, dt 0, dt + q 1.5, dt + u 5.75, dt + q + u 5.75: u = min(5.75 - 0, 5.75 - 1.5) */
   st.modes = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP;
   st.upd = 8;
   st.hbm = 1;
   n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);
-  CHECK_INT(n, 8);
-  CHECK_NEAR(o[0].dt, 1.53125, 1e-12);
-  CHECK_NEAR(o[0].q, 0.1875, 1e-12);
-  CHECK_NEAR(o[0].u, 4.03125, 1e-12);
-  CHECK_NEAR(o[7].dt, 0, 1e-12);
-  CHECK_NEAR(o[7].q, 1.5, 1e-12);
-  CHECK_NEAR(o[7].u, 7.53125, 1e-12);
+  CHECK_INT(n, 2);
+  CHECK(o[0].dt == 0 && o[0].q == 1.5 && o[0].u == 8);
+  CHECK(o[1].dt == 0 && o[1].q == 1.5);
+  CHECK_NEAR(o[1].u, 4.25, 1e-15);
+  /* with a latency, the second pays Zr's (dp - 1) latdp: every assignment it must cover
+   * has some zdp */
+  st.latdp = 0.01;
+  n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);
+  CHECK_INT(n, 2);
+  CHECK_NEAR(o[0].dt, 0, 0);
+  CHECK_NEAR(o[1].dt, 0.01, 1e-15);
+  /* one option at most: the least over both, no latency (dp has none) */
+  n = hp__shard_options(&st, o, 1);
+  CHECK_INT(n, 1);
+  CHECK_NEAR(o[0].dt, 0, 0);
 }
 
 /* Every assignment of fractions to the modes that fits has an option no worse than it:
@@ -193,7 +199,7 @@ TEST(shard_options_cover_every_assignment_that_fits)
     for (int m = 0; m < 4; m++) st.save[m] = S[0] - S[m];
     st.cap = 10;
     st.mem0 = 10 + (S[0] - S[3]) * (hp__rng_unit(&r) * 1.2 - 0.3);
-    int n = hp__shard_options(&st, o, HP_SHARD_MAX_OPTS);
+    int n = hp__shard_options(&st, o, it % 4 == 0 ? 1 : HP_SHARD_MAX_OPTS);   /* one: the cap */
     for (int a = 0; a < 300; a++) {          /* random fractions over the allowed modes */
       double x[4] = {0}, sum = 0, mem, dt, q, u, lat = (st.dp - 1) * st.latdp;
       for (int m = 0; m < 4; m++)
