@@ -11,7 +11,9 @@
  *      finishes those cut short with what is left, under a better cutoff.
  *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
  *   bounds partial). The certificate goes on:
- *   3. a short simulated annealing from the incumbent, if a configuration is still open;
+ *   3. short simulated annealings (the first from the incumbent, then in turn afresh from
+ *      an open configuration's fixed placement and from the incumbent), if a
+ *      configuration is still open;
  *   4. the pattern programs of the best configuration (even if closed) and of those left
  *      open, best bound first, each with a share of the time left (items of
  *      mip_search.c): plans of their own, and a check of the DP's bounds;
@@ -65,6 +67,16 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
  * from the incumbent, two afresh). */
 #define IMPROVE_STALL 4
 
+/* Annealings of phase 3 at most, each its full moves within the phase's share of the time
+ * (on small instances one takes well under a second, and which seed finds the better
+ * basin is luck: on the three-kind 64-GPU row one seed in 13 from the incumbent); seeds
+ * from ANNEAL_SHIFT on after the first, apart from the other phases'. */
+#define ANNEAL_RUNS 8
+#define ANNEAL_SHIFT 1000
+/* Moves of each annealing of phases 3 and 7 (sa's default is 3000): on that row 2 seeds
+ * in 4 reach 5.915 with 10,000, 1 in 13 with 3000 */
+#define ANNEAL_MOVES 10000
+
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
  * started only when its plans fit in CLOSE_SHARE of the time left at that rate. */
@@ -95,6 +107,7 @@ typedef struct search {
   double t0, budget, deadline;
   const char *phase;    /* progress: what runs, and how many items it has */
   int total;
+  unsigned long slices; /* the improving phase's annealings so far (each its own seed) */
 } search;
 
 /* --- Incumbents and pruning. */
@@ -360,7 +373,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
 /* An annealing within `seconds` from `start` (the incumbent where NULL), from the job's
  * seed moved by `shift` (0: the job's own). */
 static hp_err anneal(search *s, double seconds, unsigned long shift, const hp_plan *start,
-                     hp_diag *d)
+                     long moves, hp_diag *d)
 {
   const hp_solver *sa = hp_solver_find("sa");
   hp_limits l = *s->lim;
@@ -373,7 +386,7 @@ static hp_err anneal(search *s, double seconds, unsigned long shift, const hp_pl
   l.top = 1;
   l.keep_rejected = 0;
   l.progress = NULL;
-  l.max_work = 0;
+  l.max_work = moves;                  /* 0: sa's default */
   l.team = NULL;                       /* one annealing, one process's */
   hp_result_init(&r);
   err = sa->solve(s->prob, start ? start : s->out->plan, &l, &r, d);
@@ -383,9 +396,51 @@ static hp_err anneal(search *s, double seconds, unsigned long shift, const hp_pl
   return err;
 }
 
-/* 3. The annealing, if some configuration is still open: on member 0 alone (it is one
- * annealing, seeded, from the merged incumbent) while the others start on phase 4; its
- * plan reaches them through the team's best time at once and as a plan in phase 4's
+static int by_bound(const void *a, const void *b)
+{
+  const open_cfg *x = a, *y = b;
+  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
+  return x->i - y->i;
+}
+
+/* The k-th configuration still open (least bound first, cycling), and its plan under the
+ * fixed placements (phase 1's item: the exact layer DP, by `end`) into *r; r->plan NULL
+ * where none fits or none is open. */
+static hp_err open_start(search *s, int k, double end, hp_result *r, hp_diag *d)
+{
+  hp_limits l = *s->lim;
+  int n_open = 0;
+  hp_result_init(r);
+  for (int i = 0; i < s->n; i++)
+    if (s->b[i].done && !s->b[i].enumerated && !pruned(s, i))
+      s->open[n_open++] = (open_cfg){ s->b[i].bound, i };
+  if (n_open == 0) return HP_OK;
+  qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
+  l.top = 1;
+  l.keep_rejected = 0;
+  l.progress = NULL;
+  l.team = NULL;
+  return hp__seed_item(s->prob, s->cfg, s->n, &l, end, r, NULL, s->open[k % n_open].i, d);
+}
+
+/* One annealing on member 0 (phases 3 and 7), to `end` at most, seeded with `shift`: the
+ * k-th of a round, from the incumbent where k is odd, else afresh from the fixed placement
+ * of the (k/2)-th configuration still open (open_start). */
+static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, double end, hp_diag *d)
+{
+  hp_result start;
+  hp_err err = HP_OK;
+  hp_result_init(&start);
+  if (k % 2 == 0) err = open_start(s, (int)(k / 2 - 1), end, &start, d);
+  if (!err) err = anneal(s, end - hp__now(), shift, start.plan, ANNEAL_MOVES, d);
+  hp_result_release(&start);
+  return err;
+}
+
+/* 3. The annealing, if some configuration is still open: on member 0 alone (up to
+ * ANNEAL_RUNS annealings, seeded, in the phase's share of the time: the first from the
+ * merged incumbent, then in turn afresh and from the incumbent) while the others start on
+ * phase 4; its plans reach them through the team's best time at once and in phase 4's
  * merge, which also agrees on whether it failed. */
 static hp_err annealing(search *s, hp_diag *d)
 {
@@ -393,18 +448,15 @@ static hp_err annealing(search *s, hp_diag *d)
   if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) && gap_remains(s)))
     return HP_OK;
   s->phase = "annealing";
-  if (s->team->rank == 0) err = anneal(s, fmin(s->budget / 10, (s->deadline - hp__now()) / 4), 0, NULL, d);
+  if (s->team->rank == 0) {
+    double end = hp__now() + fmin(s->budget / 10, (s->deadline - hp__now()) / 4);
+    for (unsigned long k = 1; k <= ANNEAL_RUNS && !err && end - hp__now() >= MIP_MIN_SECONDS; k++)
+      err = anneal_slice(s, k, k == 1 ? 0 : ANNEAL_SHIFT + k, end, d);
+  }
   if (err) return err;
   publish(s);
   report(s, s->n);
   return HP_OK;
-}
-
-static int by_bound(const void *a, const void *b)
-{
-  const open_cfg *x = a, *y = b;
-  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
-  return x->i - y->i;
 }
 
 /* 4. The pattern programs: the best configuration, then those left open, best bound
@@ -553,7 +605,7 @@ static hp_err tightening(search *s, hp_diag *d)
       break;
     s->phase = "tightening bounds";
     frontier *= TIGHT_GROWTH;
-    if (t->rank == 0) err = anneal(s, fmin(s->budget / 20, (s->deadline - hp__now()) / 8), (unsigned long)pass, NULL, d);
+    if (t->rank == 0) err = anneal(s, fmin(s->budget / 20, (s->deadline - hp__now()) / 8), (unsigned long)pass, NULL, 0, d);
     publish(s);
     if (!err && !cl.cls) err = hp_classes_build(s->prob, HP_PATTERN_SEARCH_CLASSES, &cl, d);
     for (int i = 0; i < n; i++) {
@@ -588,25 +640,6 @@ static hp_err tightening(search *s, hp_diag *d)
   return err;
 }
 
-/* The k-th configuration still open (least bound first, cycling), and its plan under the
- * fixed placements (phase 1's item: the exact layer DP, no time share) into *r; r->plan
- * NULL where none fits or none is open. */
-static hp_err open_start(search *s, int k, hp_result *r, hp_diag *d)
-{
-  hp_limits l = *s->lim;
-  int n_open = 0;
-  hp_result_init(r);
-  for (int i = 0; i < s->n; i++)
-    if (s->b[i].done && !s->b[i].enumerated && !pruned(s, i))
-      s->open[n_open++] = (open_cfg){ s->b[i].bound, i };
-  if (n_open == 0) return HP_OK;
-  qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
-  l.top = 1;
-  l.keep_rejected = 0;
-  l.progress = NULL;
-  l.team = NULL;
-  return hp__seed_item(s->prob, s->cfg, s->n, &l, s->deadline, r, NULL, s->open[k % n_open].i, d);
-}
 
 /* 7. Improving, while a gap remains and time is left (issue "Certificate v3", item 2: keep
  * working instead of stopping): whole annealings, each from a seed of its own, until the
@@ -618,24 +651,19 @@ static hp_err open_start(search *s, int k, hp_result *r, hp_diag *d)
  * full moves unless the limit cuts it: the team's result stays the single process's. The
  * bounds stay as tightening left them: this phase closes the gap from the incumbent's
  * side. */
-static hp_err improving(search *s, hp_diag *d)
+static hp_err improving(search *s, double end, hp_diag *d)
 {
   hp_err err = HP_OK;
   int stall = 0;
-  for (unsigned long slice = 1; !err && stall < IMPROVE_STALL; slice++) {
+  while (!err && stall < IMPROVE_STALL) {
     double before = s->out->plan ? s->out->objective : INFINITY;
+    unsigned long slice = ++s->slices;
     hp_err e2;
     if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) && gap_remains(s) &&
-                      s->out->plan && s->deadline - hp__now() >= MIP_MIN_SECONDS))
+                      s->out->plan && end - hp__now() >= MIP_MIN_SECONDS))
       break;
     s->phase = "improving plans";
-    if (s->team->rank == 0) {
-      hp_result start;
-      hp_result_init(&start);
-      if (slice % 2 == 0) err = open_start(s, (int)(slice / 2 - 1), &start, d);
-      if (!err) err = anneal(s, s->deadline - hp__now(), TIGHT_PASSES + slice, start.plan, d);
-      hp_result_release(&start);
-    }
+    if (s->team->rank == 0) err = anneal_slice(s, slice, TIGHT_PASSES + slice, end, d);
     publish(s);
     e2 = merge_plans(s, d);            /* joined whatever happened above */
     if (!err) err = e2;
@@ -780,8 +808,11 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   } else if (!err && !(err = pattern_bounds(&s, d)) && s.cert) {
     report(&s, s.n);                   /* every configuration bounded: the certificate */
     err = annealing(&s, d);
-    if (!(err = pattern_mips(&s, err, d)) && !(err = closing(&s, d)) && !(err = tightening(&s, d)) &&
-        !(err = improving(&s, d)))
+    /* improving before tightening too, in half the time left: on a row where tightening
+     * can raise no bound it would take all the rest (three kinds, 64 GPUs) */
+    if (!(err = pattern_mips(&s, err, d)) && !(err = closing(&s, d)) &&
+        !(err = improving(&s, hp__now() + (s.deadline - hp__now()) / 2, d)) &&
+        !(err = tightening(&s, d)) && !(err = improving(&s, s.deadline, d)))
       certify(&s);
   }
   if (!err) {
