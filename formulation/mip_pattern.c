@@ -212,6 +212,53 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
       }
   }
 
+  /* Replica r*'s hand-off at each boundary, as the DP takes it (pattern_dp.c): inside a
+   * node (z_s = 1: at least intra(a, b), only where a node can hold both its groups) or
+   * between nodes (z_s = 0: at least inter(a, b), only where a link can); and where no
+   * node can hold its groups of stages s-1, s and s+1 (hp_patterns.chain of their kinds
+   * a, b), not both of the middle stage's hand-offs inside a node. */
+  for (int s = 0, zprev = -1; s + 1 < pp; s++) {
+    int z = col(m, 0, 1, 1, 0, "z_s%d", s);
+    for (int a = 0; a < K; a++)
+      for (int b = 0; b < K; b++) {
+        size_t ab = (size_t)a * K + b;
+        if (!(pt->hbw[ab] > 0)) continue;     /* the pair is excluded above */
+        for (int w2 = 0; w2 < 2; w2++) {
+          double bw = w2 ? pt->xbw[ab] : pt->ibw[ab], lat = w2 ? pt->xlat[ab] : pt->ilat[ab];
+          if (!(bw > 0)) {                    /* none can: z_s = w2 is excluded */
+            rb_add(&r, map->kind[s * K + a], 1);
+            rb_add(&r, map->kind[(s + 1) * K + b], 1);
+            rb_add(&r, z, w2 ? -1 : 1);
+            rb_emit(m, &r, 'L', w2 ? 1 : 2, "zno%d_s%d_%d_%d", w2, s, a, b);
+            continue;
+          }
+          /* e_s >= handoff(bw, lat) where both kinds are taken and z_s = 1 - w2 */
+          double big = hp_cost_handoff(max_out, tab->mbs, tab->tp, bw, lat) * HP_MIP_MS;
+          rb_add(&r, e[s], 1);
+          for (int l = 0; l + 1 < L; l++) {
+            double h = hp_cost_handoff(tab->layer[l].out, tab->mbs, tab->tp, bw, 0) * HP_MIP_MS;
+            rb_add(&r, map->base.u[l * pp + s], -h);
+            rb_add(&r, map->base.u[(l + 1) * pp + s], h);
+          }
+          rb_add(&r, map->kind[s * K + a], -big);
+          rb_add(&r, map->kind[(s + 1) * K + b], -big);
+          rb_add(&r, z, w2 ? big : -big);
+          rb_emit(m, &r, 'G', hp_cost_handoff(0, tab->mbs, tab->tp, bw, lat) * HP_MIP_MS - (w2 ? 2 : 3) * big,
+                  "hz%d_s%d_%d_%d", w2, s, a, b);
+        }
+      }
+    for (int a = 0; a < K && zprev >= 0; a++)
+      for (int b = 0; b < K; b++) {
+        if (pt->chain[(size_t)a * K + b] || !(pt->ibw[(size_t)a * K + b] > 0)) continue;
+        rb_add(&r, zprev, 1);
+        rb_add(&r, z, 1);
+        rb_add(&r, map->kind[(s - 1) * K + a], 1);
+        rb_add(&r, map->kind[s * K + b], 1);
+        rb_emit(m, &r, 'L', 3, "zalt_s%d_%d_%d", s, a, b);
+      }
+    zprev = z;
+  }
+
   /* Both hand-offs of a middle stage, as the DP takes them (pattern_dp.c): where no node
    * can hold one replica's groups of stages s-1, s and s+1 (hp_patterns.chain of their
    * kinds a, b), one of them leaves its node: pc_s >= min(intra(a, b) + inter_out(b),

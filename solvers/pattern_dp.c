@@ -88,6 +88,10 @@ typedef struct pdp {
   const hp_patterns *pt;
   const hp_pat_opts *o;
   int L, pp, dp, C, K, R, exact;
+  int nb;                /* 2 where some pair of kinds cannot chain (hp_patterns.chain): the
+                          * state then holds a bit, replica r*'s hand-off into the stage was
+                          * inside a node and the next cannot be; else 1 */
+  int KS;                /* previous-kind slots of a state: (K + 1) nb */
   int slack;             /* fewer groups used (pp dp) than the classes hold: idle devices,
                           * the counts bound use from above only */
   long gas;
@@ -117,7 +121,7 @@ typedef struct pdp {
   unsigned modes;        /* the job's sharding list */
   double *upre;          /* [L+1] prefix sums of the optimizer step's bytes (replicated) */
   hp_fpool pool;         /* of ppoints, at most PAT_MAX_POINTS */
-  hp_front *cur, *nxt;   /* [(L+1) * (K+1) * R] frontiers of stage s and s+1 */
+  hp_front *cur, *nxt;   /* [(L+1) * KS * R] frontiers of stage s and s+1 */
   size_t *tcur, *tnxt;   /* the frontiers of cur and nxt that hold points */
   size_t n_tcur, n_tnxt, cap_t;
   double cutoff;         /* compare priced values with it (cutoff + price of all groups) */
@@ -390,9 +394,9 @@ static double completion_bound(const pdp *c, const ppoint *x, int s, int i, int 
   return M + x->fig[FS] + rest + x->fig[FQ] + x->fig[FU] + (left > 0 ? left * c->pen_min : 0);
 }
 
-static size_t fidx(const pdp *c, int i, int kp, int res)
+static size_t fidx(const pdp *c, int i, int slot, int res)
 {
-  return ((size_t)i * (size_t)(c->K + 1) + (size_t)kp) * (size_t)c->R + (size_t)res;
+  return ((size_t)i * (size_t)c->KS + (size_t)slot) * (size_t)c->R + (size_t)res;
 }
 
 static int by_index(const void *a, const void *b)
@@ -434,7 +438,7 @@ static hp_err run(pdp *c, long *best)
   for (size_t q = 0; q < c->n_tcur; q++) c->cur[c->tcur[q]].n = 0;
   for (size_t q = 0; q < c->n_tnxt; q++) c->nxt[c->tnxt[q]].n = 0;
   c->n_tcur = c->n_tnxt = 0;
-  if (insert_next(c, fidx(c, 0, K, 0), &start) < 0) return HP_NOMEM;
+  if (insert_next(c, fidx(c, 0, K * c->nb, 0), &start) < 0) return HP_NOMEM;
   for (int s = 0; s <= pp && !err && !c->stopped && !c->overflow; s++) {
     /* the states of stage s are those stage s - 1 touched; stage s - 1's own are done */
     for (size_t q = 0; q < c->n_tcur; q++) c->cur[c->tcur[q]].n = 0;
@@ -445,8 +449,8 @@ static hp_err run(pdp *c, long *best)
     qsort(c->tcur, c->n_tcur, sizeof *c->tcur, by_index);
     if (s == pp) break;
     for (size_t g0 = 0, g1; g0 < c->n_tcur && !err && !c->overflow; g0 = g1) {
-      int i = (int)(c->tcur[g0] / ((size_t)(K + 1) * R));
-      for (g1 = g0; g1 < c->n_tcur && (int)(c->tcur[g1] / ((size_t)(K + 1) * R)) == i; g1++) {}
+      int i = (int)(c->tcur[g0] / ((size_t)c->KS * R));
+      for (g1 = g0; g1 < c->n_tcur && (int)(c->tcur[g1] / ((size_t)c->KS * R)) == i; g1++) {}
       if (i > L - (pp - s)) continue;
       if (hp__stop_now(c->o->stop, c->o->deadline)) { c->stopped = 1; break; }
       hp_mem_terms mt = {0};
@@ -486,30 +490,45 @@ static hp_err run(pdp *c, long *best)
             double mterm0 = (double)c->gas * o.t_max - o.t_min + (double)(c->gas - 1) * eout / 2;
             for (size_t g = g0; g < g1 && !err && !c->overflow; g++) {
               size_t ix = c->tcur[g];
-              int kp = (int)(ix / R % (size_t)(K + 1)), res = (int)(ix % (size_t)R);
+              int slot = (int)(ix / R % (size_t)c->KS), res = (int)(ix % (size_t)R);
+              int kp = slot / c->nb, bit = slot % c->nb, nbr = 0;
               const hp_front *from = &c->cur[ix];
-              double e = 0;
-              if (s > 0) {
+              /* the hand-off into the stage for replica r*, and the period: c[s] >= t[s] +
+               * (e(s-1) + e(s)) / 2. Where no node can hold r*'s groups of stages s-1, s and
+               * s+1 (chain), a stage entered inside a node leaves it between nodes, and the
+               * stage after it is entered between nodes (the bit): two branches, inside (ei)
+               * and between nodes (ex), each no larger than what r* pays */
+              double be[2], bpair[2];
+              int bbit[2];
+              if (s == 0) {
+                be[0] = 0; bpair[0] = eout; bbit[0] = 0; nbr = 1;
+              } else {
+                double e, ei, ex;
                 if (kp == K) continue;
                 e = hp_patterns_handoff(c->pt, kp, k, i - 1);
                 if (!isfinite(e)) continue;
-              }
-              /* the period with the incoming hand-off: c[s] >= t[s] + e(s-1) / 2; and where
-               * no node can hold replica r*'s groups of stages s-1, s and s+1, one of its two
-               * hand-offs leaves its node (chain_handoffs) */
-              double pair = e + eout;
-              if (s > 0 && s < pp - 1 && !c->pt->chain[(size_t)kp * K + k]) {
-                double ei, ex, alt;
                 hp_patterns_handoff_split(c->pt, kp, k, i - 1, &ei, &ex);
-                alt = fmin(ei + eout_x, ex + eout);
-                if (isfinite(alt) && alt > pair) pair = alt;
+                int chain = s == pp - 1 || c->pt->chain[(size_t)kp * K + k];
+                if (bit) {                       /* entered between nodes */
+                  if (isfinite(ex)) { be[0] = ex; bpair[0] = ex + eout; bbit[0] = 0; nbr = 1; }
+                } else if (chain) {
+                  be[0] = e; bpair[0] = e + eout; bbit[0] = 0; nbr = 1;
+                } else if (c->nb == 1) {         /* no intra-node hand-off where it cannot chain */
+                  double alt = fmin(ei + eout_x, ex + eout);
+                  be[0] = e; bpair[0] = isfinite(alt) && alt > e + eout ? alt : e + eout; bbit[0] = 0; nbr = 1;
+                } else {
+                  if (isfinite(ei) && isfinite(ei + eout_x)) { be[nbr] = ei; bpair[nbr] = ei + eout_x; bbit[nbr++] = 1; }
+                  if (isfinite(ex)) { be[nbr] = ex; bpair[nbr] = ex + eout; bbit[nbr++] = 0; }
+                }
               }
-              double mterm = mterm0 + (double)(c->gas - 1) * (pair - eout) / 2;
+              for (int br = 0; br < nbr && !err && !c->overflow; br++) {
+              double e = be[br];
+              double mterm = mterm0 + (double)(c->gas - 1) * (bpair[br] - eout) / 2;
               for (int sp = 0; sp < (c->percls ? c->nsp[k] : 1) && !err && !c->overflow; sp++) {
               int nres = c->percls ? res_split(c, res, k, sp) : res_next(c, res, k, s + 1);
               if (nres < 0) continue;
               if (s == pp - 1 && !res_final_ok(c, nres)) continue;
-              size_t to = fidx(c, j + 1, k, nres);
+              size_t to = fidx(c, j + 1, k * c->nb + bbit[br], nres);
               for (int q = 0; q < from->n; q++) {
                 int pi = from->ix[q];
                 const ppoint *x = at(c, pi);
@@ -526,6 +545,7 @@ static hp_err run(pdp *c, long *best)
                 if (r == -1) break;
               }
               }
+              }
             }
             }
           }
@@ -536,7 +556,7 @@ static hp_err run(pdp *c, long *best)
     for (size_t q = 0; q < c->n_tcur; q++) {
       size_t ix = c->tcur[q];
       const hp_front *f = &c->cur[ix];
-      if ((int)(ix / ((size_t)(K + 1) * R)) != L) continue;
+      if ((int)(ix / ((size_t)c->KS * R)) != L) continue;
       for (int r = 0; r < f->n; r++)
         if (*best < 0 || objective(at(c, f->ix[r])) < objective(at(c, *best)))
           *best = f->ix[r];
@@ -548,7 +568,7 @@ static hp_err run(pdp *c, long *best)
 
 static void release(pdp *c)
 {
-  size_t nf = (size_t)(c->L + 1) * (size_t)(c->K + 1) * (size_t)c->R;
+  size_t nf = (size_t)(c->L + 1) * (size_t)c->KS * (size_t)c->R;
   for (int w = 0; w < 2; w++) {
     hp_front *f = w ? c->nxt : c->cur;
     for (size_t i = 0; f && i < nf; i++) free(f[i].ix);
@@ -564,7 +584,7 @@ static void release(pdp *c)
 
 static hp_err setup_frontiers(pdp *c)
 {
-  size_t nf = (size_t)(c->L + 1) * (size_t)(c->K + 1) * (size_t)c->R;
+  size_t nf = (size_t)(c->L + 1) * (size_t)c->KS * (size_t)c->R;
   c->cur = hp__calloc(nf, sizeof *c->cur);
   c->nxt = hp__calloc(nf, sizeof *c->nxt);
   return c->cur && c->nxt ? HP_OK : HP_NOMEM;
@@ -829,6 +849,10 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.gas = tab->gas;
   c.C = pt->n_cls;
   c.K = pt->n_kind;
+  c.nb = 1;
+  for (size_t ab = 0; ab < (size_t)c.K * c.K; ab++)
+    if (!pt->chain[ab] && pt->ibw[ab] > 0) c.nb = 2;
+  c.KS = (c.K + 1) * c.nb;
   c.rule = (hp_front_rule){ o->frontier > 0 ? o->frontier : PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL, NFIG };
   {
     long supply = 0;

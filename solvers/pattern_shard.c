@@ -41,15 +41,12 @@
  *    pieces, and the piece from point u to point v (a rising, b falling) gives the option
  *    (a_u, b_v), no worse than any point of the piece (each corner is at most
  *    1/SHARD_STEPS of its edge below it);
- *  - else the step differs (it is sharded in every mode but dp): two options, each the
- *    least of each of the four figures over its vertices, the step cut so that dt + q + u
- *    is no more than the least: one for the assignments that cost the pipeline nothing
- *    (dp and zero1 only: a face of the polytope), one for all, with the latency of Zr,
- *    which covers those that do cost it (a > 0). With dp and zdp these are dp alone,
- *    exact, and a bound over the rest, exact at all zdp where it sets both maxima
- *    (pattern_bound_counts_the_optimizer_step). Cutting the polytope finer (slabs of the
- *    dp fraction, one option each) starved the DP: 8 slabs took the 3-kind 64-GPU row's
- *    bound from 5.87 to 3.80 in 60 s.
+ *  - else the step differs (it is sharded in every mode but dp): one option, the least of
+ *    each of the four figures over the vertices, the step cut so that dt + q + u is no
+ *    more than the least. Finer covers cost the DP more than they gave: two options (the
+ *    assignments with dt = 0 alone, and all) took the five-kind 104-GPU row's 300-s bound
+ *    from 1.896 to 1.867; eight slabs of the dp fraction the three-kind 64-GPU row's
+ *    60-s bound from 5.87 to 3.80. With the one, AMP's 16 GPUs are proved optimal.
  * So every assignment that fits has an option no worse than it, and the DP's bound holds
  * over every mode of the list.
  *
@@ -150,9 +147,8 @@ static int corners(const vpt *pts, int n, int max, double u, double dtlat, doubl
 
 /* One option no worse than every point of the convex hull of pts in the four figures of
  * the exchange (above): each figure's least over pts (a linear figure's least over a hull
- * is at one of its points), the step cut so that the sum is no more than its least; with
- * lat, the latency of Zr whatever a (the points it covers all have a > 0). */
-static int least(const vpt *pts, int n, int lat, double dtlat, double qlat, hp_shard_opt *out)
+ * is at one of its points), the step cut so that the sum is no more than its least. */
+static int least(const vpt *pts, int n, double dtlat, double qlat, hp_shard_opt *out)
 {
   double a = INFINITY, ar = INFINITY, au = INFINITY, aru = INFINITY;
   if (n <= 0) return 0;
@@ -162,7 +158,7 @@ static int least(const vpt *pts, int n, int lat, double dtlat, double qlat, hp_s
     au = fmin(au, pts[i].a + pts[i].u);
     aru = fmin(aru, pts[i].a + pts[i].r + pts[i].u);
   }
-  out[0] = (hp_shard_opt){ a + (lat || a > 0 ? dtlat : 0), ar - a + qlat, fmin(au - a, aru - ar) };
+  out[0] = (hp_shard_opt){ a + (a > 0 ? dtlat : 0), ar - a + qlat, fmin(au - a, aru - ar) };
   return 1;
 }
 
@@ -214,17 +210,6 @@ int hp__shard_options(const hp_shard_stage *st, hp_shard_opt *out, int max)
     u1 = fmax(u1, v[i].u);
   }
   if (!(u1 > u0)) return corners(v, n, max, u0, dtlat, qlat, out);
-  /* the step differs: the assignments that cost the pipeline nothing (dp and zero1 only,
-   * a face of the polytope), then all of them, which a > 0 makes pay the latency */
-  vpt f0[HP_N_SHARD], fv[SHARD_MAX_PTS];
-  int n0 = 0, nf = 0, k = 0, any = 0;
-  if (max < 2) return least(v, n, 0, dtlat, qlat, out);
-  for (int m = 0; m < ng; m++) {
-    if (g[m].a == 0) f0[n0++] = g[m];
-    else any = 1;
-  }
-  vertices(f0, n0, st->cap, fv, &nf);
-  k += least(fv, nf, 0, dtlat, qlat, out);
-  if (any && k < max) k += least(v, n, 1, dtlat, qlat, out + k);
-  return k;
+  /* the step differs: one option, each figure's least over the vertices */
+  return least(v, n, dtlat, qlat, out);
 }
