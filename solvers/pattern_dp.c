@@ -17,9 +17,11 @@
  * e_out(s) the least hand-off after the stage's last layer to a stage of any kind: no
  * larger than the real one (exact where the best next kind is the one taken). Both
  * hand-offs of r* inside a node need its TP groups of stages s-1, s and s+1 on one node
- * (hp_patterns.chain); where that cannot be, e(s-1) + e(s) >= min(intra(s-1) +
- * inter_out(s), inter(s-1) + e_out(s)) (hp_patterns_handoff_split; inter_out at the best
- * link and least latency over next kinds, as the pattern MIP takes it).
+ * (hp_patterns.chain); where that cannot be, a boundary r* crosses inside a node is
+ * followed by one it crosses between nodes: the state holds that bit (nb = 2), each
+ * boundary branches into inside and between nodes (hp_patterns_handoff_split), in the sum
+ * S and in the period (inside: the outgoing hand-off at inter_out, the best link and least
+ * latency between nodes over next kinds, as the pattern MIP takes it).
  * e_min (hp_patterns_handoff) divides a link between nodes by the lanes that must share
  * it (hp_pattern.h: tp, or more next to a stage on one node), and more lanes sharing a
  * node's interface are only slower. Recompute re-runs checkpointable layers only
@@ -131,7 +133,7 @@ typedef struct pdp {
   int stopped, overflow;
 } pdp;
 
-/* M + S + Q, the bound of a point: the sum of its figures, the frontiers' score when
+/* M + S + Q + U, the bound of a point: the sum of its figures, the frontiers' score when
  * they merge (frontier.h, a rule without a score). */
 static double objective(const ppoint *x) { return x->fig[FM] + x->fig[FS] + x->fig[FQ] + x->fig[FU]; }
 
@@ -139,7 +141,7 @@ static const ppoint *at(const pdp *c, long i) { return hp__fpool_at(&c->pool, i)
 
 /* Inserts unless dominated; drops the points it dominates. A frontier at its cap takes
  * the new point merged into the existing point nearest it: their componentwise least
- * (M, S, Q), which every completion of either costs at least, so the bound holds (it
+ * (M, S, Q, U), which every completion of either costs at least, so the bound holds (it
  * may only get lower); the merged point keeps the existing one's sequence, and the run
  * records that it merged. -1: overflow (recorded), -2: no memory. */
 static int insert(pdp *c, hp_front *f, const ppoint *pt)

@@ -643,13 +643,14 @@ static hp_err tightening(search *s, hp_diag *d)
 
 /* 7. Improving, while a gap remains and time is left (issue "Certificate v3", item 2: keep
  * working instead of stopping): whole annealings, each from a seed of its own, until the
- * gap closes, the time limit, or IMPROVE_STALL annealings in a row that found nothing
- * better. Every other one starts afresh, from the fixed placement of a configuration still
- * open (least bound first, in turn): from one start the annealing keeps to one basin (on
- * the three-kind 64-GPU row, from the incumbent it held at 5.994 s, while from another
- * start some seeds reached 5.912). On member 0 alone, as phase 3, each annealing its
- * full moves unless the limit cuts it: the team's result stays the single process's. The
- * bounds stay as tightening left them: this phase closes the gap from the incumbent's
+ * gap closes, `end`, or IMPROVE_STALL annealings in a row that found nothing better. Run
+ * twice, before tightening (to a quarter of the time left) and after it (to the limit),
+ * the seeds going on (s->slices). Every other one starts afresh, from the fixed
+ * placement of a configuration still open (least bound first, in turn): from one start
+ * the annealing keeps to one basin (on the three-kind 64-GPU row, from the incumbent it
+ * held at 5.994 s, while from another start some seeds reached 5.912). On member 0
+ * alone, as phase 3, each annealing its full moves unless `end` cuts it: the team's
+ * result stays the single process's. This phase closes the gap from the incumbent's
  * side. */
 static hp_err improving(search *s, double end, hp_diag *d)
 {
