@@ -67,7 +67,7 @@
 typedef struct vpt { double mem, a, r, u; } vpt;
 typedef struct spoint { double a, b; } spoint;   /* (a, a + r) */
 
-#define SHARD_MAX_PTS (3 * (HP_N_SHARD + HP_N_SHARD * HP_N_SHARD))
+#define SHARD_MAX_PTS (HP_N_SHARD + HP_N_SHARD * HP_N_SHARD)
 
 static int by_a(const void *x, const void *y)
 {
