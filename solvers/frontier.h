@@ -1,6 +1,6 @@
 /* frontier.h -- the Pareto frontiers of the DPs (internal; layer_dp.c and pattern_dp.c):
- * points with three or four figures to minimise, kept in one growing pool, and per state the
- * list of the points no other dominates. Past a cap a frontier either drops its least
+ * points with three or four figures to minimise, kept in one growing pool, and per state
+ * the list of the points no other dominates. Past a cap a frontier either drops its least
  * promising point (the layer DP's heuristic cap) or merges the newcomer into its nearest
  * point, their componentwise least (the pattern DP's relaxation, still a bound).
  * Insertion is inline, here: the DPs insert in their innermost loops, where a call per
