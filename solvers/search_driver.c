@@ -11,9 +11,7 @@
  *      finishes those cut short with what is left, under a better cutoff.
  *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
  *   bounds partial). The certificate goes on:
- *   3. short simulated annealings (the first from the incumbent, then in turn afresh from
- *      an open configuration's fixed placement and from the incumbent), if a
- *      configuration is still open;
+ *   3. a short simulated annealing from the incumbent, if a configuration is still open;
  *   4. the pattern programs of the best configuration (even if closed) and of those left
  *      open, best bound first, each with a share of the time left (items of
  *      mip_search.c): plans of their own, and a check of the DP's bounds;
@@ -67,14 +65,11 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
  * from the incumbent, two afresh). */
 #define IMPROVE_STALL 4
 
-/* Annealings of phase 3 at most, each its full moves within the phase's share of the time
- * (on small instances one takes well under a second, and which seed finds the better
- * basin is luck: on the three-kind 64-GPU row one seed in 13 from the incumbent); seeds
- * from ANNEAL_SHIFT on after the first, apart from the other phases'. */
-#define ANNEAL_RUNS 8
-#define ANNEAL_SHIFT 1000
-/* Moves of each annealing of phases 3 and 7 (sa's default is 3000): on that row 2 seeds
- * in 4 reach 5.915 with 10,000, 1 in 13 with 3000 */
+/* Moves of each annealing of phase 7 (sa's default is 3000): on the three-kind 64-GPU row,
+ * from dp's plan, 2 seeds in 4 reach 5.915 with 10,000, 1 in 13 with 3000. (Phase 3 keeps
+ * one annealing of sa's default: it runs before the closing phase, and eight of 10,000
+ * made the 120 tiny instances of test_certificate12.c, which closing proves, time out
+ * under ASan.) */
 #define ANNEAL_MOVES 10000
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
@@ -423,7 +418,7 @@ static hp_err open_start(search *s, int k, double end, hp_result *r, hp_diag *d)
   return hp__seed_item(s->prob, s->cfg, s->n, &l, end, r, NULL, s->open[k % n_open].i, d);
 }
 
-/* One annealing on member 0 (phases 3 and 7), to `end` at most, seeded with `shift`: the
+/* One annealing on member 0 (phase 7), to `end` at most, seeded with `shift`: the
  * k-th of a round, from the incumbent where k is odd, else afresh from the fixed placement
  * of the (k/2)-th configuration still open (open_start). */
 static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, double end, hp_diag *d)
@@ -437,10 +432,9 @@ static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, doub
   return err;
 }
 
-/* 3. The annealing, if some configuration is still open: on member 0 alone (up to
- * ANNEAL_RUNS annealings, seeded, in the phase's share of the time: the first from the
- * merged incumbent, then in turn afresh and from the incumbent) while the others start on
- * phase 4; its plans reach them through the team's best time at once and in phase 4's
+/* 3. The annealing, if some configuration is still open: on member 0 alone (it is one
+ * annealing, seeded, from the merged incumbent) while the others start on phase 4; its
+ * plan reaches them through the team's best time at once and as a plan in phase 4's
  * merge, which also agrees on whether it failed. */
 static hp_err annealing(search *s, hp_diag *d)
 {
@@ -448,11 +442,7 @@ static hp_err annealing(search *s, hp_diag *d)
   if (!all_agree(s, !hp__should_stop(s->lim, s->deadline, s->out) && gap_remains(s)))
     return HP_OK;
   s->phase = "annealing";
-  if (s->team->rank == 0) {
-    double end = hp__now() + fmin(s->budget / 10, (s->deadline - hp__now()) / 4);
-    for (unsigned long k = 1; k <= ANNEAL_RUNS && !err && end - hp__now() >= MIP_MIN_SECONDS; k++)
-      err = anneal_slice(s, k, k == 1 ? 0 : ANNEAL_SHIFT + k, end, d);
-  }
+  if (s->team->rank == 0) err = anneal(s, fmin(s->budget / 10, (s->deadline - hp__now()) / 4), 0, NULL, 0, d);
   if (err) return err;
   publish(s);
   report(s, s->n);
