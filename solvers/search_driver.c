@@ -391,47 +391,6 @@ static hp_err anneal(search *s, double seconds, unsigned long shift, const hp_pl
   return err;
 }
 
-static int by_bound(const void *a, const void *b)
-{
-  const open_cfg *x = a, *y = b;
-  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
-  return x->i - y->i;
-}
-
-/* The k-th configuration still open (least bound first, cycling), and its plan under the
- * fixed placements (phase 1's item: the exact layer DP, by `end`) into *r; r->plan NULL
- * where none fits or none is open. */
-static hp_err open_start(search *s, int k, double end, hp_result *r, hp_diag *d)
-{
-  hp_limits l = *s->lim;
-  int n_open = 0;
-  hp_result_init(r);
-  for (int i = 0; i < s->n; i++)
-    if (s->b[i].done && !s->b[i].enumerated && !pruned(s, i))
-      s->open[n_open++] = (open_cfg){ s->b[i].bound, i };
-  if (n_open == 0) return HP_OK;
-  qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
-  l.top = 1;
-  l.keep_rejected = 0;
-  l.progress = NULL;
-  l.team = NULL;
-  return hp__seed_item(s->prob, s->cfg, s->n, &l, end, r, NULL, s->open[k % n_open].i, d);
-}
-
-/* One annealing on member 0 (phase 7), to `end` at most, seeded with `shift`: the
- * k-th of a round, from the incumbent where k is odd, else afresh from the fixed placement
- * of the (k/2)-th configuration still open (open_start). */
-static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, double end, hp_diag *d)
-{
-  hp_result start;
-  hp_err err = HP_OK;
-  hp_result_init(&start);
-  if (k % 2 == 0) err = open_start(s, (int)(k / 2 - 1), end, &start, d);
-  if (!err) err = anneal(s, end - hp__now(), shift, start.plan, ANNEAL_MOVES, d);
-  hp_result_release(&start);
-  return err;
-}
-
 /* 3. The annealing, if some configuration is still open: on member 0 alone (it is one
  * annealing, seeded, from the merged incumbent) while the others start on phase 4; its
  * plan reaches them through the team's best time at once and as a plan in phase 4's
@@ -447,6 +406,13 @@ static hp_err annealing(search *s, hp_diag *d)
   publish(s);
   report(s, s->n);
   return HP_OK;
+}
+
+static int by_bound(const void *a, const void *b)
+{
+  const open_cfg *x = a, *y = b;
+  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
+  return x->i - y->i;
 }
 
 /* 4. The pattern programs: the best configuration, then those left open, best bound
@@ -630,6 +596,39 @@ static hp_err tightening(search *s, hp_diag *d)
   return err;
 }
 
+/* The k-th configuration still open (least bound first, cycling), and its plan under the
+ * fixed placements (phase 1's item: the exact layer DP, by `end`) into *r; r->plan NULL
+ * where none fits or none is open. */
+static hp_err open_start(search *s, int k, double end, hp_result *r, hp_diag *d)
+{
+  hp_limits l = *s->lim;
+  int n_open = 0;
+  hp_result_init(r);
+  for (int i = 0; i < s->n; i++)
+    if (s->b[i].done && !s->b[i].enumerated && !pruned(s, i))
+      s->open[n_open++] = (open_cfg){ s->b[i].bound, i };
+  if (n_open == 0) return HP_OK;
+  qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
+  l.top = 1;
+  l.keep_rejected = 0;
+  l.progress = NULL;
+  l.team = NULL;
+  return hp__seed_item(s->prob, s->cfg, s->n, &l, end, r, NULL, s->open[k % n_open].i, d);
+}
+
+/* One annealing on member 0 (phase 7), to `end` at most, seeded with `shift`: the
+ * k-th of a round, from the incumbent where k is odd, else afresh from the fixed placement
+ * of the (k/2)-th configuration still open (open_start). */
+static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, double end, hp_diag *d)
+{
+  hp_result start;
+  hp_err err = HP_OK;
+  hp_result_init(&start);
+  if (k % 2 == 0) err = open_start(s, (int)(k / 2 - 1), end, &start, d);
+  if (!err) err = anneal(s, end - hp__now(), shift, start.plan, ANNEAL_MOVES, d);
+  hp_result_release(&start);
+  return err;
+}
 
 /* 7. Improving, while a gap remains and time is left (issue "Certificate v3", item 2: keep
  * working instead of stopping): whole annealings, each from a seed of its own, until the
