@@ -131,6 +131,8 @@ typedef struct pdp {
   int merged;            /* some frontier merged points: the bound is below the exact DP's */
   hp_front_rule rule;    /* merge past o->frontier points (PAT_FRONTIER by default) */
   int stopped, overflow;
+  const hp_team *team;   /* members sharing this DP (o->team of two or more), else NULL */
+  long *tlen;            /* [team size] the bytes each member sends at a stage's end */
 } pdp;
 
 /* M + S + Q + U, the bound of a point: the sum of its figures, the frontiers' score when
@@ -407,8 +409,9 @@ static int by_index(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Inserts into the frontier at index ix of the next stage, noting it as touched. */
-static int insert_next(pdp *c, size_t ix, const ppoint *pt)
+/* Notes the frontier at index ix of the next stage as touched, if it is empty: 0, or -2
+ * out of memory. */
+static int touch(pdp *c, size_t ix)
 {
   if (c->nxt[ix].n == 0) {
     if (c->n_tnxt == c->cap_t) {
@@ -422,7 +425,103 @@ static int insert_next(pdp *c, size_t ix, const ppoint *pt)
     }
     c->tnxt[c->n_tnxt++] = ix;
   }
+  return 0;
+}
+
+/* Inserts into the frontier at index ix of the next stage, noting it as touched. */
+static int insert_next(pdp *c, size_t ix, const ppoint *pt)
+{
+  if (touch(c, ix) < 0) return -2;
   return insert(c, &c->nxt[ix], pt);
+}
+
+/* --- The end of a stage, and a DP shared by a team (hp_pat_opts.team).
+ * At each stage's end the frontiers of the next are compacted: the pool is cut back to
+ * where the stage began and the points the frontiers kept are appended again, in the order
+ * of their frontiers, so that the points the stage made and dropped (dominated, merged)
+ * take no room (PAT_MAX_POINTS counts the kept ones; a point's `prev` is an index below
+ * the cut). In a team, each stage's targets are split among the members by the stage's
+ * last layer and kind: the member that owns (j, k) makes every point of the frontiers of
+ * next layer j + 1 and kind k, from every state of the stage, in the order a single
+ * process would, so those frontiers hold the same points in the same order; at the
+ * stage's end every member appends every member's frontiers, in rank order, so that the
+ * pools are the same on all members. They agree on whether any was stopped, overflowed or
+ * ran out of memory, whether any merged, and on the work done. The result is the single
+ * process's, except where the deadline, a stop or the work cap cuts a run (each member
+ * sees its own clock and counts the team's work only at a stage's end; they stop
+ * together, at the end of a stage). */
+
+static int owns(const pdp *c, int j, int k)
+{
+  return !c->team || (j + k) % c->team->size == c->team->rank;
+}
+
+typedef struct fhead { long long ix, n; } fhead;
+
+/* The end of a stage, as above. `n0` is the pool's size and `work0` the (team's) work when
+ * the stage began; `err` this member's error in the stage, if any. */
+static hp_err end_stage(pdp *c, long n0, long work0, hp_err err)
+{
+  const hp_team *t = c->team;
+  size_t bytes = 0, pos = 0;
+  char *mine = NULL, *all = NULL;
+  long one[1] = { 0 };
+  double flag[4], work = (double)(c->work - work0);
+  int nomem = err != HP_OK, members = t ? t->size : 1;
+  for (size_t q = 0; q < c->n_tnxt; q++) bytes += sizeof(fhead) + (size_t)c->nxt[c->tnxt[q]].n * sizeof(ppoint);
+  if (!nomem && !(mine = malloc(bytes + 1))) nomem = 1;
+  if (nomem) bytes = 0;                /* sends nothing, still joins; all fail below */
+  for (size_t q = 0; q < c->n_tnxt && !nomem; q++) {
+    const hp_front *f = &c->nxt[c->tnxt[q]];
+    fhead h = { (long long)c->tnxt[q], f->n };
+    memcpy(mine + pos, &h, sizeof h);
+    pos += sizeof h;
+    for (int i = 0; i < f->n; i++, pos += sizeof(ppoint)) memcpy(mine + pos, at(c, f->ix[i]), sizeof(ppoint));
+  }
+  if (!t) {
+    all = mine;
+    one[0] = (long)bytes;
+  } else {
+    if (t->gather(t->ctx, mine, (long)bytes, (void **)&all, c->tlen)) nomem = 1;
+    free(mine);
+  }
+  if (nomem && !t) {                   /* alone, no room to compact: the frontiers stay */
+    free(all);
+    return err;
+  }
+  for (size_t q = 0; q < c->n_tnxt; q++) c->nxt[c->tnxt[q]].n = 0;
+  c->n_tnxt = 0;
+  c->pool.n = n0;
+  pos = 0;
+  for (int r = 0; r < members && !nomem && !c->overflow && all; r++) {
+    size_t end = pos + (size_t)(t ? c->tlen[r] : one[0]);
+    while (pos < end && !nomem && !c->overflow) {
+      fhead h;
+      memcpy(&h, all + pos, sizeof h);
+      pos += sizeof h;
+      hp_front *f = &c->nxt[h.ix];
+      if (touch(c, (size_t)h.ix) < 0) { nomem = 1; break; }
+      for (long long i = 0; i < h.n; i++, pos += sizeof(ppoint)) {
+        long id = hp__fpool_push(&c->pool, all + pos);
+        if (id == -1) { c->overflow = 1; break; }
+        if (id < 0 || (f->n == f->cap && hp__front_grow(f) < 0)) { nomem = 1; break; }
+        f->ix[f->n++] = (int)id;
+      }
+    }
+    pos = end;
+  }
+  free(all);
+  if (!t) return nomem ? HP_NOMEM : HP_OK;
+  flag[0] = c->stopped;
+  flag[1] = c->overflow;
+  flag[2] = nomem;
+  flag[3] = c->merged;
+  if (t->reduce(t->ctx, flag, 4, HP_TEAM_MAX) || t->reduce(t->ctx, &work, 1, HP_TEAM_SUM)) return HP_INTERNAL;
+  c->stopped = flag[0] > 0;
+  c->overflow = flag[1] > 0;
+  c->merged = flag[3] > 0;
+  c->work = work0 + (long)work;
+  return flag[2] > 0 ? (err ? err : HP_NOMEM) : HP_OK;
 }
 
 /* One DP run; the best final point's pool index in *best (-1 if none below the cutoff).
@@ -431,7 +530,7 @@ static int insert_next(pdp *c, size_t ix, const ppoint *pt)
 static hp_err run(pdp *c, long *best)
 {
   int L = c->L, pp = c->pp, K = c->K, R = c->R;
-  double mem0[2], bestv = INFINITY;
+  double mem0[2];
   ppoint start = { { 0, 0, 0, 0 }, -1, 0, 0, 0 };
   hp_err err = HP_OK;
   *best = -1;
@@ -450,6 +549,7 @@ static hp_err run(pdp *c, long *best)
     c->n_tnxt = 0;
     qsort(c->tcur, c->n_tcur, sizeof *c->tcur, by_index);
     if (s == pp) break;
+    long n0 = c->pool.n, work0 = c->work;   /* where the stage began (a team's exchange) */
     for (size_t g0 = 0, g1; g0 < c->n_tcur && !err && !c->overflow; g0 = g1) {
       int i = (int)(c->tcur[g0] / ((size_t)c->KS * R));
       for (g1 = g0; g1 < c->n_tcur && (int)(c->tcur[g1] / ((size_t)c->KS * R)) == i; g1++) {}
@@ -470,7 +570,7 @@ static hp_err run(pdp *c, long *best)
         for (int rec = 0; rec < 2; rec++)
           mem0[rec] = hp_cost_mem_total(&mt, c->pt->tab.inflight[s], rec);
         for (int k = 0; k < K && !err && !c->overflow; k++)
-          for (int rec = 0; rec < 2 && !err && !c->overflow; rec++) {
+          for (int rec = 0; rec < 2 && !err && !c->overflow && owns(c, j, k); rec++) {
             popt ov[HP_SHARD_MAX_OPTS];
             int nov = stage_option(c, i, j, k, rec, mem0[rec], ov, HP_SHARD_MAX_OPTS);
             if (!nov) continue;
@@ -541,7 +641,6 @@ static hp_err run(pdp *c, long *best)
                               (unsigned char)rflag };
                 if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
                 if (completion_bound(c, &np, s + 1, j + 1, nres) > (c->cutoff + 1e-12 * fabs(c->cutoff))) continue;
-                if (s == pp - 1 && objective(&np) < bestv) bestv = objective(&np);
                 int r = insert_next(c, to, &np);
                 if (r == -2) { err = HP_NOMEM; break; }
                 if (r == -1) break;
@@ -553,6 +652,8 @@ static hp_err run(pdp *c, long *best)
           }
       }
     }
+    /* every member of a team, whatever happened; alone, a stage that ended */
+    if (c->team || (!err && !c->stopped && !c->overflow)) err = end_stage(c, n0, work0, err);
   }
   if (!err && !c->stopped && !c->overflow)
     for (size_t q = 0; q < c->n_tcur; q++) {
@@ -589,7 +690,7 @@ static hp_err setup_frontiers(pdp *c)
   size_t nf = (size_t)(c->L + 1) * (size_t)c->KS * (size_t)c->R;
   c->cur = hp__calloc(nf, sizeof *c->cur);
   c->nxt = hp__calloc(nf, sizeof *c->nxt);
-  return c->cur && c->nxt ? HP_OK : HP_NOMEM;
+  return hp__team_agree_err(c->team, c->cur && c->nxt ? HP_OK : HP_NOMEM);
 }
 
 /* Records the best sequence of a run into the result. */
@@ -855,6 +956,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   for (size_t ab = 0; ab < (size_t)c.K * c.K; ab++)
     if (!pt->chain[ab] && pt->ibw[ab] > 0) c.nb = 2;
   c.KS = (c.K + 1) * c.nb;
+  c.team = o->team && o->team->size > 1 ? o->team : NULL;
   c.rule = (hp_front_rule){ o->frontier > 0 ? o->frontier : PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL, NFIG };
   {
     long supply = 0;
@@ -876,11 +978,11 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.ppre = hp__calloc((size_t)L + 1, sizeof *c.ppre);
   c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
   c.upre = hp__calloc((size_t)L + 1, sizeof *c.upre);
+  if (c.team) c.tlen = hp__calloc((size_t)c.team->size, sizeof *c.tlen);
   if (!r->first || !r->kind || !r->rec || !c.pen || !c.kside || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre ||
-      !c.upre || err) {
+      !c.upre || (c.team && !c.tlen))
     err = HP_NOMEM;
-    goto done;
-  }
+  if ((err = hp__team_agree_err(c.team, err))) goto done;
   if (c.pp > L || c.K == 0) { r->bound = INFINITY; r->done = 1; goto done; }   /* no kind fits */
   for (int x = 0; x < c.C; x++)
     for (int l = 0; l < L; l++)
@@ -963,7 +1065,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     if ((double)(L + 1) * (c.K + 1) * states <= PAT_EXACT_LISTS &&
         states <= (double)(c.C - 1 + PAT_PRICE_ITERS) * (c.pp + 1) * (c.pp + 1)) {
       int ok = build_splits(&c, PAT_MAX_SPLITS);
-      if (ok < 0) { err = HP_NOMEM; goto done; }
+      if ((err = hp__team_agree_err(c.team, ok < 0 ? HP_NOMEM : HP_OK))) goto done;
       if (ok) {
         hp_pat_opts half = *o;
         double zero[HP_PATTERN_MAX_CLASSES] = {0}, v;
@@ -986,7 +1088,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
           r->done = 1;
           goto done;
         }
-        if (hp__stop_now(o->stop, o->deadline)) goto done;
+        if (hp__team_any(c.team, hp__stop_now(o->stop, o->deadline))) goto done;
         r->found = 0;                  /* gave up: the counted sides instead */
         r->kept = -INFINITY;
         release(&c);
@@ -1026,6 +1128,7 @@ done:
   free(c.ppre);
   free(c.gpre);
   free(c.upre);
+  free(c.tlen);
   if (err) {
     hp__pat_result_release(r);
     return hp_fail(d, err, "pattern DP: %s", hp_strerror(err));

@@ -52,21 +52,25 @@ static hp_err one_run(const hp_problem *p, const hp_patterns *pt, const hp_pat_o
 
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
-                          int frontier, hp_result *out, hp_cfg_bound *b, hp_diag *d)
+                          int frontier, const hp_team *team, hp_result *out, hp_cfg_bound *b,
+                          hp_diag *d)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
   hp_pat_opts o;
-  int done = 0;
+  int done = 0, built = 0;
   double bound;
   hp_err err;
-  if ((err = hp__plan_for(p, c, &pl, d))) return err;
-  if ((err = hp_patterns_build(p, cl, pl, &pt, d))) { hp_plan_destroy(&pl); return err; }
+  /* a team's members agree on everything that steers them into the next shared DP
+   * (team_agree.c): an error of one, a stop on one's own clock, the cutoff */
+  if (!(err = hp__plan_for(p, c, &pl, d)) && !(err = hp_patterns_build(p, cl, pl, &pt, d))) built = 1;
+  if ((err = hp__team_agree_err(team, err))) goto end;
   hp__pat_opts_init(&o);
   o.cutoff = cutoff;
   o.deadline = fmin(deadline, hp__now() + share);   /* the share counts from here */
   o.stop = lim->stop;
   o.frontier = frontier;
+  o.team = team;
   /* with two classes at most, where the DP counts exactly in one run; with more, its price
    * search uses all the time it gets, and a share split between two searches leaves each
    * less (on the 4-kind 112-GPU bench row, where every run uses its share, single runs read
@@ -80,14 +84,15 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
      * left is marked partial (below), and the driver's second round resumes it with the
      * split kinds; one cut short leaves the configuration unbounded, and that round runs
      * it again (unsplit first, with more time) */
-    if (!(err = hp_patterns_build_split(p, cl, pl, 0, &coarse, d))) {
-      err = one_run(p, &coarse, &o, lim, pl, out, b, &done, &bound, d);
-      hp_patterns_release(&coarse);
-    }
+    int have = !(err = hp_patterns_build_split(p, cl, pl, 0, &coarse, d));
+    if (!(err = hp__team_agree_err(team, err))) err = one_run(p, &coarse, &o, lim, pl, out, b, &done, &bound, d);
+    if (have) hp_patterns_release(&coarse);
+    err = hp__team_agree_err(team, err);   /* each decoded the same sequence, on its own clock */
     if (out->plan && out->objective < o.cutoff) o.cutoff = out->objective;
+    o.cutoff = hp__team_min(team, o.cutoff);
     /* reaches the cutoff (the driver prunes it), or no time left for the split kinds */
     if (err || (done && bound >= o.cutoff * (1 - HP_CERT_TOL))) goto end;
-    if (hp__stop_now(o.stop, o.deadline)) {
+    if (hp__team_any(team, hp__stop_now(o.stop, o.deadline))) {
       if (done) b->partial = 1;        /* the split kinds may tighten it: resume */
       goto end;
     }
@@ -98,7 +103,7 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
       b->partial = 1;                  /* the split run was cut short: resume it */
   }
 end:
-  hp_patterns_release(&pt);
+  if (built) hp_patterns_release(&pt);
   hp_plan_destroy(&pl);
   return err;
 }

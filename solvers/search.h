@@ -202,6 +202,10 @@ typedef struct hp_pat_opts {
                         * 0: prices only; -1: exact while affordable, else prices */
   int frontier;        /* points a frontier keeps before it merges (0: the default, 64);
                         * more: a bound as high or higher, at more cost */
+  const struct hp_team *team;   /* several members run this one DP together, each stage's
+                        * targets split among them (pattern_dp.c): every member calls with
+                        * the same problem and options, and all end with the same result,
+                        * the single process's; NULL (or one member): alone */
 } hp_pat_opts;
 
 void hp__pat_opts_init(hp_pat_opts *o);
@@ -278,10 +282,13 @@ typedef struct hp_cfg_bound {
  * built + share); records the bound in *b if the DP ran to its end (its work either way),
  * and decodes the sequence found below the cutoff, if any, into a plan offered to `out`.
  * A configuration not yet bounded (!b->done) runs over unsplit kinds first, the split ones
- * only if that bound is below the cutoff; a split run cut short marks b partial. */
+ * only if that bound is below the cutoff; a split run cut short marks b partial. With a
+ * team (else NULL), every member runs this item together, each DP shared (hp_pat_opts.team),
+ * with the same cutoff and b: all end with the same b, the single process's. */
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
-                          int frontier, hp_result *out, hp_cfg_bound *b, hp_diag *d);
+                          int frontier, const hp_team *team, hp_result *out, hp_cfg_bound *b,
+                          hp_diag *d);
 
 /* The items of the driver's phase 1 (seed.c): hp__seed_items(p, n) of them,
  * configurations 0..n-1, then the baselines (hethub, dhondt, megatron, megatron-params,
@@ -379,6 +386,16 @@ typedef struct hp_team_solo {
 const hp_team *hp__team_solo(hp_team_solo *s);
 /* `given` if it has several members, else the solo team s, initialised. */
 const hp_team *hp__team_pick(const hp_team *given, hp_team_solo *solo);
+
+/* Agreements (team_agree.c): collectives over team t, which every member calls at the
+ * same point; with t NULL or of one member, the value itself. */
+/* Any member's error is every member's: err if this member's, else HP_INTERNAL if another
+ * member's (or the collective failed), else HP_OK. */
+hp_err hp__team_agree_err(const hp_team *t, hp_err err);
+/* Whether any member says yes. */
+int hp__team_any(const hp_team *t, int yes);
+/* The least v of the members. */
+double hp__team_min(const hp_team *t, double v);
 
 /* --- The search driver (search_driver.c): the one search of dp, glpk and cbc. */
 

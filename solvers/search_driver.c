@@ -103,6 +103,8 @@ typedef struct search {
   const char *phase;    /* progress: what runs, and how many items it has */
   int total;
   unsigned long slices; /* the improving phase's annealings so far (each its own seed) */
+  int rest;             /* phase 1's items after the configurations' that the certificate
+                         * leaves to the head of phase 2 (incumbents()) */
 } search;
 
 /* --- Incumbents and pruning. */
@@ -277,6 +279,15 @@ static hp_err incumbents(search *s, hp_diag *d)
   const hp_team *t = s->team;
   int items = hp__seed_items(s->prob, s->n);
   double until = s->cert ? s->t0 + s->budget / 4 : s->deadline;
+  /* the certificate runs the configurations' items here (the promise order of phase 2 is
+   * theirs) and the rest, the baselines, at the head of phase 2's first round, in the same
+   * order: the same work in the same order for one process, while in a team a baseline
+   * that takes seconds (Pipette's: 6 s on the 160-layer model at 768 GPUs) no longer holds
+   * every other member at this phase's merge */
+  if (s->cert) {
+    s->rest = items - s->n;
+    items = s->n;
+  }
   hp_err err = HP_OK, e2;
   s->phase = s->cert ? "heuristics" : "fixed placements and baselines";
   s->total = s->cert ? s->n : items;
@@ -339,22 +350,40 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
   if (!err) err = hp_classes_build(s->prob, HP_PATTERN_SEARCH_CLASSES, &cl, d);
   for (int round = 0; round < 2; round++) {
     hp_err e2;
-    for (int q0 = 0; q0 < s->n && !err; q0++) {
-      int q = (int)t->claim(t->ctx, CTR_PATTERN + round), i, todo = 0;
-      double share = INFINITY;
-      if (q >= s->n) break;
+    /* round 1 in a team: every member on one configuration at a time, its DP shared
+     * (pattern_dp.c), so that no one configuration keeps one member busy while the others
+     * wait (issue "Certificate v3", item 5: on the 160-layer model at 768 GPUs one took
+     * 30 s alone there). Round 0 claims configurations, one member each. */
+    const hp_team *shared = round == 1 && t->size > 1 ? t : NULL;
+    /* round 0 of the certificate begins with phase 1's items after the configurations'
+     * (the baselines: incumbents) */
+    int head = round == 0 ? s->rest : 0;
+    for (int q0 = 0; q0 < head + s->n && !err; q0++) {
+      int q = shared ? q0 : (int)t->claim(t->ctx, CTR_PATTERN + round), i, todo = 0;
+      double share = INFINITY, inc;
+      if (q >= head + s->n) break;
+      if (q < head) {
+        if (hp__should_stop(s->lim, s->deadline, s->out)) break;
+        if (hp__now() < s->t0 + s->budget / 4)   /* phase 1's time, as there */
+          err = hp__seed_item(s->prob, s->cfg, s->n, s->lim, s->t0 + s->budget / 4, s->out, NULL, s->n + q, d);
+        publish(s);
+        continue;
+      }
+      q -= head;
       i = s->order[q];
+      inc = hp__team_min(shared, incumbent(s));   /* the members' cutoffs are one */
       /* round 1 also resumes a price search stopped early whose bound is below the best plan */
-      if (s->b[i].done && !(round == 1 && s->b[i].partial && !pruned_at(s, i, incumbent(s)))) continue;
-      if (hp__should_stop(s->lim, s->deadline, s->out)) break;
+      if (s->b[i].done && !(round == 1 && s->b[i].partial && !pruned_at(s, i, inc))) continue;
+      if (hp__team_any(shared, hp__should_stop(s->lim, s->deadline, s->out))) break;
       /* round 0: a few times the configuration's share of the time left. A team keeps the
        * single process's share, though it has more time in all: what round 0 cuts short,
        * round 1 finishes under a better cutoff, so a larger share would only do more work
        * under a worse one (measured: 20 % more) */
       for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done || s->b[s->order[k]].partial;
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
-      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline, share,
-                               0, s->out, &s->b[i], d);
+      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share, 0,
+                               shared, s->out, &s->b[i], d);
+      err = hp__team_agree_err(shared, err);
       publish(s);
       report(s, q + 1);
     }
@@ -581,8 +610,8 @@ static hp_err tightening(search *s, hp_diag *d)
       if (pruned_at(s, i, incumbent(s))) continue;
       left = s->deadline - hp__now();
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline,
-                               fmax(MIP_MIN_SECONDS, left / (double)(n_open - q)), frontier, s->out,
-                               &s->b[i], d);
+                               fmax(MIP_MIN_SECONDS, left / (double)(n_open - q)), frontier, NULL,
+                               s->out, &s->b[i], d);
       publish(s);
       report(s, q + 1);
     }

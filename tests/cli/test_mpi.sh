@@ -76,6 +76,26 @@ then ok mpi_unshared_solver_runs_on_rank0; else bad mpi_unshared_solver_runs_on_
 n=$($MPIRUN -np 2 $H evaluate --model examples/tiny/model.json --cluster examples/tiny/cluster.json --plan examples/tiny/plan.json --gbs 8 2>&1 | grep -c "^iteration time")
 [ "$n" = 1 ] && ok mpi_other_commands_on_rank0 || bad mpi_other_commands_on_rank0 "$n outputs"
 
+# Round 1 of the pattern bounds runs each configuration's DP shared by the ranks
+# (pattern_dp.c: each makes its share of every stage's points; at the stage's end they
+# exchange them and agree, one reduction of 4 figures per stage). Three kinds on 64 GPUs
+# within 30 s: round 0 cuts price searches short, round 1 resumes them shared. Under a
+# time limit the figures depend on timing, so this checks that it ran on both ranks as
+# often (each stage's agreement), ended, and that its bound holds against its plan.
+. bench/clusters_v3.sh
+kinds_cluster $tmp/k3.json 3kinds-64 100 - A100:3:8 V100:3:8 T4:2:8 >/dev/null
+mkdir -p $tmp/trace
+out=$(HETPLAN_TEAM_TRACE=$tmp/trace timeout 300 $MPIRUN -np 2 -x HETPLAN_TEAM_TRACE $H plan --model models/gpt-2.6b.json \
+  --cluster $tmp/k3.json --gbs 512 --solver cbc --sharding dp,zdp --time-limit 30 -o $tmp/k3p.json 2>&1 </dev/null); rc=$?
+s0=$(grep -c ' reduce-enter 4 ' $tmp/trace/rank-0.txt 2>/dev/null); s1=$(grep -c ' reduce-enter 4 ' $tmp/trace/rank-1.txt 2>/dev/null)
+if [ $rc -eq 0 ] && [ "${s0:-0}" -gt 10 ] && [ "$s0" = "$s1" ] && python3 - $tmp/k3p.json <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1])); lb = p["solver"].get("lower_bound")
+sys.exit(0 if lb is not None and 0 < lb <= p["iteration_time"] * (1 + 1e-9) else 1)
+PY
+then ok mpi_shared_pattern_dp_runs_on_every_rank_and_its_bound_holds
+else bad mpi_shared_pattern_dp_runs_on_every_rank_and_its_bound_holds "exit $rc, stage agreements $s0 / $s1" "$(echo "$out" | tail -3)"; fi
+
 # Ctrl-C on the launcher: mpirun passes SIGTERM to the ranks; rank 0 writes its best plan
 # so far, marked interrupted (a 160-layer model on 768 GPUs: minutes of search)
 mixed_cluster 96 $tmp/c96.json
