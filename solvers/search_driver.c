@@ -667,9 +667,11 @@ static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, doub
  * placement of a configuration still open (least bound first, in turn): from one start
  * the annealing keeps to one basin (on the three-kind 64-GPU row, from the incumbent it
  * held at 5.994 s, while from another start some seeds reached 5.912). On member 0
- * alone, as phase 3, each annealing its full moves unless `end` cuts it: the team's
- * result stays the single process's. This phase closes the gap from the incumbent's
- * side. */
+ * alone, as phase 3, each annealing its full moves unless the time limit cuts it: `end`
+ * only decides whether another starts (one it cut would end where the machine's speed
+ * left it, and the result with it: a loaded run of 4 ranks on 2 cores chose another plan
+ * than the single process), so the team's result stays the single process's. This phase
+ * closes the gap from the incumbent's side. */
 static hp_err improving(search *s, double end, hp_diag *d)
 {
   hp_err err = HP_OK;
@@ -682,7 +684,7 @@ static hp_err improving(search *s, double end, hp_diag *d)
                       s->out->plan && end - hp__now() >= MIP_MIN_SECONDS))
       break;
     s->phase = "improving plans";
-    if (s->team->rank == 0) err = anneal_slice(s, slice, TIGHT_PASSES + slice, end, d);
+    if (s->team->rank == 0) err = anneal_slice(s, slice, TIGHT_PASSES + slice, s->deadline, d);
     publish(s);
     e2 = merge_plans(s, d);            /* joined whatever happened above */
     if (!err) err = e2;
