@@ -21,7 +21,16 @@
  * followed by one it crosses between nodes: the state holds that bit (nb = 2), each
  * boundary branches into inside and between nodes (hp_patterns_handoff_split), in the sum
  * S and in the period (inside: the outgoing hand-off at inter_out, the best link and least
- * latency between nodes over next kinds, as the pattern MIP takes it).
+ * latency between nodes over next kinds, as the pattern MIP takes it). Whose pattern the
+ * path is: the kinds and splits are the plan's, the branches one replica's. Every replica
+ * r has T >= T[r]; for a stage of one class (t_max = t_min) every replica holds its
+ * slowest slot, so the period there may follow the path's branches (the path of the
+ * replica whose hand-offs sum least, S); where a stage mixes classes, its slowest slot
+ * is some replica's whose pattern may be another, so there the period takes only the
+ * pair every replica pays (no intra-node pair where the kinds cannot chain: gpair), and
+ * T >= T[r_s] >= that period + S still holds. (Taking the branch's pair at a mixed stage
+ * too, as this DP did from 2026-11-26, makes the path's max over stages mix replicas: a
+ * bound without a proof, though no brute-force instance was found above its optimum.)
  * e_min (hp_patterns_handoff) divides a link between nodes by the lanes that must share
  * it (hp_pattern.h: tp, or more next to a stage on one node), and more lanes sharing a
  * node's interface are only slower. Recompute re-runs checkpointable layers only
@@ -600,10 +609,10 @@ static hp_err run(pdp *c, long *best)
                * s+1 (chain), a stage entered inside a node leaves it between nodes, and the
                * stage after it is entered between nodes (the bit): two branches, inside (ei)
                * and between nodes (ex), each no larger than what r* pays */
-              double be[2], bpair[2];
+              double be[2], bpair[2], gpair;
               int bbit[2];
               if (s == 0) {
-                be[0] = 0; bpair[0] = eout; bbit[0] = 0; nbr = 1;
+                be[0] = 0; bpair[0] = gpair = eout; bbit[0] = 0; nbr = 1;
               } else {
                 double e, ei, ex;
                 if (kp == K) continue;
@@ -611,13 +620,16 @@ static hp_err run(pdp *c, long *best)
                 if (!isfinite(e)) continue;
                 hp_patterns_handoff_split(c->pt, kp, k, i - 1, &ei, &ex);
                 int chain = s == pp - 1 || c->pt->chain[(size_t)kp * K + k];
+                /* the pair of hand-offs every replica pays at least, whatever its own
+                 * pattern: no intra-node pair where the kinds cannot chain */
+                double alt = fmin(ei + eout_x, ex + eout);
+                gpair = !chain && isfinite(alt) && alt > e + eout ? alt : e + eout;
                 if (bit) {                       /* entered between nodes */
                   if (isfinite(ex)) { be[0] = ex; bpair[0] = ex + eout; bbit[0] = 0; nbr = 1; }
                 } else if (chain) {
                   be[0] = e; bpair[0] = e + eout; bbit[0] = 0; nbr = 1;
                 } else if (c->nb == 1) {         /* no intra-node hand-off where it cannot chain */
-                  double alt = fmin(ei + eout_x, ex + eout);
-                  be[0] = e; bpair[0] = isfinite(alt) && alt > e + eout ? alt : e + eout; bbit[0] = 0; nbr = 1;
+                  be[0] = e; bpair[0] = gpair; bbit[0] = 0; nbr = 1;
                 } else {
                   if (isfinite(ei) && isfinite(ei + eout_x)) { be[nbr] = ei; bpair[nbr] = ei + eout_x; bbit[nbr++] = 1; }
                   if (isfinite(ex)) { be[nbr] = ex; bpair[nbr] = ex + eout; bbit[nbr++] = 0; }
@@ -625,7 +637,10 @@ static hp_err run(pdp *c, long *best)
               }
               for (int br = 0; br < nbr && !err && !c->overflow; br++) {
               double e = be[br];
-              double mterm = mterm0 + (double)(c->gas - 1) * (bpair[br] - eout) / 2;
+              /* the period of the replica that holds the stage's slowest slot: that
+               * replica's own pattern where every replica holds one as slow (one class),
+               * else only what every replica pays (gpair; see the header) */
+              double mterm = mterm0 + (double)(c->gas - 1) * ((o.t_max > o.t_min ? gpair : bpair[br]) - eout) / 2;
               for (int sp = 0; sp < (c->percls ? c->nsp[k] : 1) && !err && !c->overflow; sp++) {
               int nres = c->percls ? res_split(c, res, k, sp) : res_next(c, res, k, s + 1);
               if (nres < 0) continue;
