@@ -2,13 +2,15 @@
  * over the configurations of cost-model.md section 5, in phases, each within its share
  * of the time limit (default 60 s):
  *   1. incumbents: the layer DP of every configuration under the two fixed placements,
- *      and the baselines (items of seed.c); a configuration's best figure there is its
- *      promise, the order of phase 2;
+ *      and the baselines (items of seed.c; the certificate runs the baselines at the head
+ *      of phase 2's first round, within this phase's time); a configuration's best figure
+ *      there is its promise, the order of phase 2;
  *   2. pattern bounds and plans: the pattern DP of every configuration, most promising
  *      first, with the incumbent as cutoff (items of pattern_pass.c); every sequence
  *      below it decodes into a plan. Two rounds: the first gives each configuration a few
  *      times its share of the time left, so that none starves the rest; the second
- *      finishes those cut short with what is left, under a better cutoff.
+ *      finishes those cut short with what is left, under a better cutoff (in a team, each
+ *      configuration's DP shared by every member, pattern_dp.c).
  *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
  *   bounds partial). The certificate goes on:
  *   3. a short simulated annealing from the incumbent, if a configuration is still open;
