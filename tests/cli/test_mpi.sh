@@ -48,6 +48,13 @@ while read -r name solver args; do
   for np in 1 2 4; do
     out=$(timeout 600 $MPIRUN -np $np $H plan $args --solver $solver --time-limit 120 -o $tmp/$name-$np.json 2>&1 </dev/null); rc=$?
     if [ $rc -ne 0 ]; then bad "mpi_${name}_np${np}_same_plan_bound_gap" "exit $rc" "$(echo "$out" | tail -3)"; continue; fi
+    # the claim holds for searches that end within their limit (docs/distributed.md): one
+    # that a slow build (ASan: ten times slower) stops at its limit ends where its speed
+    # left it, which is no result to compare
+    if grep -q '"stopped"' $tmp/$name-plain.json $tmp/$name-$np.json; then
+      skip "mpi_${name}_np${np}_same_plan_bound_gap" "a run stopped at its time limit in this build: $(grep -l '"stopped"' $tmp/$name-plain.json $tmp/$name-$np.json | xargs -n1 basename | tr '\n' ' ')"
+      continue
+    fi
     if d=$(same $tmp/$name-plain.json $tmp/$name-$np.json); then ok "mpi_${name}_np${np}_same_plan_bound_gap"
     else bad "mpi_${name}_np${np}_same_plan_bound_gap" "$(echo "$d" | head -8)"; fi
   done
@@ -88,7 +95,10 @@ mkdir -p $tmp/trace
 out=$(HETPLAN_TEAM_TRACE=$tmp/trace timeout 300 $MPIRUN -np 2 -x HETPLAN_TEAM_TRACE $H plan --model models/gpt-2.6b.json \
   --cluster $tmp/k3.json --gbs 512 --solver cbc --sharding dp,zdp --time-limit 30 -o $tmp/k3p.json 2>&1 </dev/null); rc=$?
 s0=$(grep -c ' reduce-enter 4 ' $tmp/trace/rank-0.txt 2>/dev/null); s1=$(grep -c ' reduce-enter 4 ' $tmp/trace/rank-1.txt 2>/dev/null)
-if [ $rc -eq 0 ] && [ "${s0:-0}" -gt 10 ] && [ "$s0" = "$s1" ] && python3 - $tmp/k3p.json <<'PY'
+if [ $rc -eq 0 ] && grep -q "had a bound (no bound)" <<<"$out"; then
+  # a slow build (ASan) ends round 1 with configurations unbounded: round 2 never ran
+  skip mpi_shared_pattern_dp_runs_on_every_rank_and_its_bound_holds "round 1 did not end within 30 s in this build"
+elif [ $rc -eq 0 ] && [ "${s0:-0}" -gt 10 ] && [ "$s0" = "$s1" ] && python3 - $tmp/k3p.json <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1])); lb = p["solver"].get("lower_bound")
 sys.exit(0 if lb is not None and 0 < lb <= p["iteration_time"] * (1 + 1e-9) else 1)
