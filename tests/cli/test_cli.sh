@@ -473,10 +473,12 @@ if [ "$rc" -eq 7 ] && grep -q '"stopped":	"interrupted"' $tmp/int.json && grep -
    $H evaluate --model models/gpt2-amp.json --cluster models/amp-hetero.json --profile models/gpt2-amp.profile.json --gbs 32 --plan $tmp/int.json >/dev/null 2>&1
 then ok sigterm_writes_the_best_plan_so_far_exit_7
 else bad sigterm_writes_the_best_plan_so_far_exit_7 "exit $rc" "$(tail -3 $tmp/int.out)"; fi
-# (two different signals back to back: two of one kind could merge while pending)
+# (two different signals back to back: two of one kind could merge while pending; where
+# both are pending at once, on a loaded machine, the lower number, SIGINT, is delivered
+# first and SIGTERM is the second: killed by SIGINT (130) or by SIGTERM (143))
 rc=$(interrupt twice "TERM INT" random)
-if [ "$rc" -eq 130 ] && [ ! -e $tmp/int.json ]; then ok second_signal_quits_at_once_writing_nothing
-else bad second_signal_quits_at_once_writing_nothing "exit $rc, expected 130 (killed by SIGINT)"; fi
+if { [ "$rc" -eq 130 ] || [ "$rc" -eq 143 ]; } && [ ! -e $tmp/int.json ]; then ok second_signal_quits_at_once_writing_nothing
+else bad second_signal_quits_at_once_writing_nothing "exit $rc, expected 130 or 143 (killed by the second signal)"; fi
 # degenerate inputs: a sensible plan or a clear error, never a crash (exit >= 128)
 printf '{ "layers": [ { "name": "only", "params": 1e6, "act_bytes": 1e6, "out_bytes": 1e3, "flops": 1e12 } ] }' > $tmp/one-layer.json
 printf '{ "device_types": { "g": { "mem_gib": 16, "tflops": 100 } }, "nodes": [ { "name": "n", "type": "g", "gpus": 1 } ] }' > $tmp/one-gpu.json
