@@ -671,9 +671,9 @@ static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, doub
  * held at 5.994 s, while from another start some seeds reached 5.912). On member 0
  * alone, as phase 3, each annealing its full moves unless the time limit cuts it: `end`
  * only decides whether another starts (one it cut would end where the machine's speed
- * left it, and the result with it: a loaded run of 4 ranks on 2 cores chose another plan
- * than the single process), so the team's result stays the single process's. This phase
- * closes the gap from the incumbent's side. */
+ * left it, and the result with it), so the team's result stays the single process's
+ * wherever the run ends before its time limit. This phase closes the gap from the
+ * incumbent's side. */
 static hp_err improving(search *s, double end, hp_diag *d)
 {
   hp_err err = HP_OK;
