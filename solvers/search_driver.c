@@ -647,16 +647,16 @@ static hp_err open_start(search *s, int k, double end, hp_result *r, hp_diag *d)
   return hp__seed_item(s->prob, s->cfg, s->n, &l, end, r, NULL, s->open[k % n_open].i, d);
 }
 
-/* One annealing on member 0 (phase 7), to `end` at most, seeded with `shift`: the
+/* One annealing on member 0 (phase 7), to the time limit at most, seeded with `shift`: the
  * k-th of a round, from the incumbent where k is odd, else afresh from the fixed placement
  * of the (k/2)-th configuration still open (open_start). */
-static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, double end, hp_diag *d)
+static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, hp_diag *d)
 {
   hp_result start;
   hp_err err = HP_OK;
   hp_result_init(&start);
-  if (k % 2 == 0) err = open_start(s, (int)(k / 2 - 1), end, &start, d);
-  if (!err) err = anneal(s, end - hp__now(), shift, start.plan, ANNEAL_MOVES, d);
+  if (k % 2 == 0) err = open_start(s, (int)(k / 2 - 1), s->deadline, &start, d);
+  if (!err) err = anneal(s, s->deadline - hp__now(), shift, start.plan, ANNEAL_MOVES, d);
   hp_result_release(&start);
   return err;
 }
@@ -686,7 +686,7 @@ static hp_err improving(search *s, double end, hp_diag *d)
                       s->out->plan && end - hp__now() >= MIP_MIN_SECONDS))
       break;
     s->phase = "improving plans";
-    if (s->team->rank == 0) err = anneal_slice(s, slice, TIGHT_PASSES + slice, s->deadline, d);
+    if (s->team->rank == 0) err = anneal_slice(s, slice, TIGHT_PASSES + slice, d);
     publish(s);
     e2 = merge_plans(s, d);            /* joined whatever happened above */
     if (!err) err = e2;

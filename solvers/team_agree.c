@@ -26,6 +26,6 @@ int hp__team_any(const hp_team *t, int yes)
 
 double hp__team_min(const hp_team *t, double v)
 {
-  if (several(t) && t->reduce(t->ctx, &v, 1, HP_TEAM_MIN)) return v;
+  if (several(t)) t->reduce(t->ctx, &v, 1, HP_TEAM_MIN);   /* in place */
   return v;
 }
