@@ -64,6 +64,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   int *w = hp__calloc((size_t)L * pp, sizeof *w), *tmax = hp__calloc((size_t)pp, sizeof *tmax);
   int *tmin = hp__calloc((size_t)pp, sizeof *tmin), *g = hp__calloc((size_t)pp, sizeof *g);
   int *e = hp__calloc((size_t)pp, sizeof *e), *pc = hp__calloc((size_t)pp, sizeof *pc);
+  int *eh = hp__calloc((size_t)pp, sizeof *eh);
   double *obw = hp__calloc((size_t)2 * K + 1, sizeof *obw), *olat = obw + K;
   double *bigc = hp__calloc((size_t)C, sizeof *bigc);
   rowb r = {0};
@@ -76,7 +77,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   map->n_cls = C;
   map->kind = hp__calloc((size_t)pp * K + 1, sizeof *map->kind);
   map->count = hp__calloc((size_t)pp * C + 1, sizeof *map->count);
-  if (!x || !v || !w || !tmax || !tmin || !g || !e || !pc || !obw || !bigc || !map->kind || !map->count ||
+  if (!x || !v || !w || !tmax || !tmin || !g || !e || !pc || !eh || !obw || !bigc || !map->kind || !map->count ||
       hp_mip_create(&m, d) || hp__mip_stages(m, &r, L, pp, dp, 1, (hp_job_modes(&prob->job) >> HP_SHARD_ZDP & 1) != 0,
                      &map->base, x, v, w)) {
     err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP");
@@ -186,9 +187,14 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     rb_emit(m, &r, 'E', 1, "fast_s%d", s);
   }
 
-  /* Hand-offs: the bound of the two kinds around each boundary. */
+  /* Hand-offs: the bound of the two kinds around each boundary, eh_s (what every replica
+   * pays); e_s, replica r*'s (below), is no less. */
   for (int s = 0; s + 1 < pp; s++) {
     e[s] = col(m, 0, INFINITY, 0, 0, "e_s%d", s);
+    eh[s] = col(m, 0, INFINITY, 0, 0, "eh_s%d", s);
+    rb_add(&r, e[s], 1);
+    rb_add(&r, eh[s], -1);
+    rb_emit(m, &r, 'G', 0, "ehe_s%d", s);
     for (int a = 0; a < K; a++)
       for (int b = 0; b < K; b++) {
         size_t ix = (size_t)a * K + b;
@@ -200,7 +206,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
         }
         double lat = hp_cost_handoff(0, tab->mbs, tab->tp, pt->hbw[ix], pt->hlat[ix]) * HP_MIP_MS;
         double big = hp_cost_handoff(max_out, tab->mbs, tab->tp, pt->hbw[ix], pt->hlat[ix]) * HP_MIP_MS;
-        rb_add(&r, e[s], 1);
+        rb_add(&r, eh[s], 1);
         for (int l = 0; l + 1 < L; l++) {
           double h = hp_cost_handoff(tab->layer[l].out, tab->mbs, tab->tp, pt->hbw[ix], 0) * HP_MIP_MS;
           rb_add(&r, map->base.u[l * pp + s], -h);
@@ -348,6 +354,103 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     rb_emit(m, &r, 'G', 0, "pipe_s%d", st);
   }
 
+  /* The worst replica of a stage of one class (its replicas all as slow, so T >= T[r] for
+   * each, and the least sum of hand-offs is r*'s): T >= (gas - 1) (t_max + wq_s / 2) +
+   * t_max + sum_{s' != s} t_min + sum e, wq_s at least (hp_patterns.crowd, wbw), with a the
+   * previous kind, b the stage's, c the next:
+   *   crowd(a, b): min(intra(a, b) + inter_out(b), inter(a, b) + eh_s), y chooses;
+   *   wbw(a, b):   worst(a, b) + eh_s (0 at the last stage);
+   *   wbw(b, c):   eh_{s-1} (0 at the first stage) + worst(b, c).
+   * The DP (pattern_dp.c) takes the same pairs, with the least over next kinds where this
+   * knows the next kind, so this optimum is not below its bound. */
+  {
+    double big = 1;                    /* the largest such pair, for the big-M rows */
+    for (int b = 0; b < K; b++) {      /* inter_out(b), as above (also where pp < 3) */
+      obw[b] = 0;
+      olat[b] = INFINITY;
+      for (int k2 = 0; k2 < K; k2++) {
+        size_t kk = (size_t)b * K + k2;
+        if (pt->xbw[kk] > obw[b]) obw[b] = pt->xbw[kk];
+        if (pt->xbw[kk] > 0 && pt->xlat[kk] < olat[b]) olat[b] = pt->xlat[kk];
+      }
+    }
+    for (size_t ab = 0; ab < (size_t)K * K; ab++) {
+      double bws[4] = { pt->ibw[ab], pt->xbw[ab], pt->wbw[ab], pt->hbw[ab] };
+      double lats[4] = { pt->ilat[ab], pt->xlat[ab], pt->xlat[ab], pt->hlat[ab] };
+      for (int q = 0; q < 4; q++)
+        if (bws[q] > 0) big = fmax(big, 2 * hp_cost_handoff(max_out, tab->mbs, tab->tp, bws[q], lats[q]) * HP_MIP_MS + 1);
+    }
+    for (int b = 0; b < K; b++)
+      if (obw[b] > 0) big = fmax(big, 2 * hp_cost_handoff(max_out, tab->mbs, tab->tp, obw[b], olat[b]) * HP_MIP_MS + 1);
+    for (int st = 0; st < pp; st++) {
+      int wq = -1, y = -1;
+      for (int b = 0; b < K; b++) {
+        if (!hp_patterns_one_class(pt, b)) continue;
+        for (int a = 0; a < K; a++) {
+          size_t ab = (size_t)a * K + b, ba = (size_t)b * K + a;
+          /* rows: 0 crowd intra-in, 1 crowd inter-in, 2 worst in (a, b), 3 worst out (b, a) */
+          int use[4] = { 0, 0, 0, 0 };
+          if (st > 0 && st + 1 < pp && pt->crowd[ab] && pt->hbw[ab] > 0) {
+            use[0] = pt->ibw[ab] > 0 && obw[b] > 0;
+            use[1] = pt->xbw[ab] > 0;
+          }
+          use[2] = st > 0 && pt->wbw[ab] > 0;
+          use[3] = st + 1 < pp && pt->wbw[ba] > 0;
+          for (int q = 0; q < 4; q++) {
+            if (!use[q]) continue;
+            if (wq < 0) wq = col(m, 0, INFINITY, 0, 0, "wq_s%d", st);
+            if (q < 2 && use[0] && use[1] && y < 0) y = col(m, 0, 1, 1, 0, "wqy_s%d", st);
+            /* the hand-off into the stage (at stage st-1's last layer) and out of it (at
+             * its own), each over its link */
+            double bin = q == 0 ? pt->ibw[ab] : q == 1 ? pt->xbw[ab] : q == 2 ? pt->wbw[ab] : 0;
+            double lin = q == 0 ? pt->ilat[ab] : q == 1 || q == 2 ? pt->xlat[ab] : 0;
+            double bout = q == 0 ? obw[b] : q == 3 ? pt->wbw[ba] : 0;
+            double lout = q == 0 ? olat[b] : q == 3 ? pt->xlat[ba] : 0;
+            double cst = (bin > 0 ? hp_cost_handoff(0, tab->mbs, tab->tp, bin, lin) : 0) * HP_MIP_MS +
+                         (bout > 0 ? hp_cost_handoff(0, tab->mbs, tab->tp, bout, lout) : 0) * HP_MIP_MS - 2 * big;
+            rb_add(&r, wq, 1);
+            for (int l = 0; l + 1 < L; l++) {
+              if (bin > 0) {
+                double h = hp_cost_handoff(tab->layer[l].out, tab->mbs, tab->tp, bin, 0) * HP_MIP_MS;
+                rb_add(&r, map->base.u[l * pp + st - 1], -h);
+                rb_add(&r, map->base.u[(l + 1) * pp + st - 1], h);
+              }
+              if (bout > 0) {
+                double h = hp_cost_handoff(tab->layer[l].out, tab->mbs, tab->tp, bout, 0) * HP_MIP_MS;
+                rb_add(&r, map->base.u[l * pp + st], -h);
+                rb_add(&r, map->base.u[(l + 1) * pp + st], h);
+              }
+            }
+            if ((q == 1 || q == 2) && st + 1 < pp) rb_add(&r, eh[st], -1);   /* the other side */
+            if (q == 3 && st > 0) rb_add(&r, eh[st - 1], -1);
+            if (q < 3) {
+              rb_add(&r, map->kind[(st - 1) * K + a], -big);
+              rb_add(&r, map->kind[st * K + b], -big);
+            } else {
+              rb_add(&r, map->kind[st * K + b], -big);
+              rb_add(&r, map->kind[(st + 1) * K + a], -big);
+            }
+            if (q < 2 && y >= 0) {             /* y = 1 frees the intra-in row, 0 the other */
+              rb_add(&r, y, q == 1 ? -big : big);
+              if (q == 1) cst -= big;
+            }
+            rb_emit(m, &r, 'G', cst, "wq%d_s%d_%d_%d", q, st, a, b);
+          }
+        }
+      }
+      if (wq < 0) continue;
+      double g1 = hp_cost_replica(tab->gas, 1, 0, 0);
+      rb_add(&r, map->base.obj_pipe, 1);
+      rb_add(&r, tmax[st], -g1 - 1);
+      rb_add(&r, wq, -g1 / 2);
+      for (int s = 0; s < pp; s++) {
+        if (s != st) rb_add(&r, tmin[s], -1);
+        if (s + 1 < pp) rb_add(&r, e[s], -1);
+      }
+      rb_emit(m, &r, 'G', 0, "pipew_s%d", st);
+    }
+  }
+
   /* Q >= the sync bound of the stage's kind. */
   map->base.obj_sync = col(m, 0, INFINITY, 0, 1, "Q");
   /* overlapped, the reduction may hide behind the pipeline: Q = 0 is a lower bound */
@@ -411,6 +514,7 @@ done:
   free(tmin);
   free(g);
   free(e);
+  free(eh);
   free(pc);
   free(obw);
   free(bigc);

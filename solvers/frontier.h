@@ -1,5 +1,5 @@
 /* frontier.h -- the Pareto frontiers of the DPs (internal; layer_dp.c and pattern_dp.c):
- * points with three or four figures to minimise, kept in one growing pool, and per state
+ * points with three to five figures to minimise, kept in one growing pool, and per state
  * the list of the points no other dominates. Past a cap a frontier either drops its least
  * promising point (the layer DP's heuristic cap) or merges the newcomer into its nearest
  * point, their componentwise least (the pattern DP's relaxation, still a bound).
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
-/* The pool: points of `size` bytes, each beginning with its figures, a double[3] or [4]
+/* The pool: points of `size` bytes, each beginning with its figures, a double[3] to [5]
  * (its first member, as the rule says); what follows (how the point was reached) is the
  * caller's. */
 typedef struct hp_fpool {
@@ -66,16 +66,27 @@ typedef enum {
 typedef struct hp_front_rule {
   int cap;             /* most points (0: no cap, and full is never used) */
   hp_front_full full;
-  /* the DP's objective of a point's figures, nondecreasing in each; NULL: their sum */
+  /* the DP's objective of a point's figures, nondecreasing in each; NULL: the sum of the
+   * first four (a fifth figure is one the objective does not hold, only dominance) */
   double (*score)(const void *ctx, const double *fig);
   const void *ctx;
-  int nfig;            /* figures a point has: 3 (also 0) or HP_FRONT_MAX_FIGS */
+  int nfig;            /* figures a point has: 3 (also 0), 4 or HP_FRONT_MAX_FIGS */
 } hp_front_rule;
-#define HP_FRONT_MAX_FIGS 4
+#define HP_FRONT_MAX_FIGS 5
 
 static inline int hp__front_nfig(const hp_front_rule *rule)
 {
-  return rule->nfig == HP_FRONT_MAX_FIGS ? HP_FRONT_MAX_FIGS : 3;
+  return rule->nfig >= 4 && rule->nfig <= HP_FRONT_MAX_FIGS ? rule->nfig : 3;
+}
+
+/* Whether x is no worse than v in every completion (x dominates v, or equals it): no
+ * figure larger, except that a fifth figure (the pattern DP's P, which a completion only
+ * ever adds at most `slack` to and takes the maximum with the first) may be larger where
+ * x[4] + slack <= v[0]. */
+static inline int hp__front_le(const double *x, const double *v, int nf, double slack)
+{
+  if (!(x[0] <= v[0] && x[1] <= v[1] && x[2] <= v[2])) return 0;
+  return nf == 3 || (x[3] <= v[3] && (nf == 4 || x[4] <= v[4] || x[4] + slack <= v[0]));
 }
 
 /* What hp__front_insert did; negative: hp__fpool_push's -1 or -2. */
@@ -125,21 +136,19 @@ static inline int hp__front_worst(const hp_front *f, const hp_fpool *pool,
  * drops the points it dominates (the others keep their order) and appends it, copied
  * into the pool. At the cap, first the merge (which the dominated test then sees), or
  * after that test the drop. Each step in the order the DPs had, so their frontiers keep
- * the same points in the same order. */
+ * the same points in the same order. `slack`: hp__front_le's (0 with fewer than five
+ * figures). */
 static inline int hp__front_insert(hp_front *f, hp_fpool *pool, const void *pt,
-                                   const hp_front_rule *rule)
+                                   const hp_front_rule *rule, double slack)
 {
   union { double align; unsigned char b[HP_FRONT_MAX_POINT]; } merged;
   const double *p = pt;
   int nf = hp__front_nfig(rule);
-  double v[HP_FRONT_MAX_FIGS] = { p[0], p[1], p[2], nf > 3 ? p[3] : 0 };
+  double v[HP_FRONT_MAX_FIGS] = { p[0], p[1], p[2], nf > 3 ? p[3] : 0, nf > 4 ? p[4] : 0 };
   int w = 0, how = HP_FRONT_ADDED;
   long id;
-  for (int i = 0; i < f->n; i++) {
-    const double *x = hp__front_fig(pool, f->ix[i]);
-    if (x[0] <= v[0] && x[1] <= v[1] && x[2] <= v[2] && (nf == 3 || x[3] <= v[3]))
-      return HP_FRONT_REFUSED;
-  }
+  for (int i = 0; i < f->n; i++)
+    if (hp__front_le(hp__front_fig(pool, f->ix[i]), v, nf, slack)) return HP_FRONT_REFUSED;
   if (rule->cap > 0 && f->n >= rule->cap && rule->full == HP_FRONT_MERGE) {
     int b = hp__front_nearest(f, pool, v, rule);
     const double *x = hp__front_fig(pool, f->ix[b]);
@@ -150,11 +159,8 @@ static inline int hp__front_insert(hp_front *f, hp_fpool *pool, const void *pt,
     f->ix[b] = f->ix[--f->n];                 /* the merged point replaces it */
     how = HP_FRONT_MERGED;
   }
-  for (int i = 0; i < f->n; i++) {
-    const double *x = hp__front_fig(pool, f->ix[i]);
-    if (!(v[0] <= x[0] && v[1] <= x[1] && v[2] <= x[2] && (nf == 3 || v[3] <= x[3])))
-      f->ix[w++] = f->ix[i];
-  }
+  for (int i = 0; i < f->n; i++)
+    if (!hp__front_le(v, hp__front_fig(pool, f->ix[i]), nf, slack)) f->ix[w++] = f->ix[i];
   f->n = w;
   if (rule->cap > 0 && f->n >= rule->cap && rule->full == HP_FRONT_DROP_WORST) {
     double sw;

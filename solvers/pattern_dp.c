@@ -31,6 +31,21 @@
  * T >= T[r_s] >= that period + S still holds. (Taking the branch's pair at a mixed stage
  * too, as this DP did from 2026-11-26, makes the path's max over stages mix replicas: a
  * bound without a proof, though no brute-force instance was found above its optimum.)
+ * The period of stage s is settled once the next stage's kind is known: a point also
+ * holds P, its last stage's period less the outgoing hand-off (with the least incoming
+ * hand-off any replica pays), and the next stage lifts M to P + (gas - 1) e / 2 with e the
+ * hand-off the kinds now give: r*'s branch at a stage of one class, the least any replica
+ * pays at one that mixes (P is 0 where no next kind can lift it above M, so that such
+ * points compare on four figures). At a stage of one class every replica holds its
+ * slowest slot, so T >= T[r] for the worst replica too, and S (r*'s, the least sum) still
+ * holds: its period may take the pair the worst replica pays (hp_patterns.crowd, wbw):
+ * where the classes of kinds a and b hold fewer triples of a replica's groups of three
+ * consecutive stages (per_node / 3 per node) than dp, some replica crosses between nodes
+ * at that stage (min(intra + inter out, inter + out)); where no replica's hand-off between
+ * kinds a and b can stay inside a node, some node holds ceil(dp / its kind's nodes) of a
+ * stage's groups, all crossing, and that replica's lanes share its interface (7.11), in the
+ * stage after (its incoming pair) and the stage before (its outgoing, through P). The
+ * pattern MIP takes the same pairs (mip_pattern.c), so its optimum stays above this bound.
  * e_min (hp_patterns_handoff) divides a link between nodes by the lanes that must share
  * it (hp_pattern.h: tp, or more next to a stage on one node), and more lanes sharing a
  * node's interface are only slower. Recompute re-runs checkpointable layers only
@@ -86,12 +101,15 @@
 #define PAT_MAX_SPLITS 512
 
 /* A frontier point (frontier.h): its figures, then how it was reached. */
-enum { FM, FS, FQ, FU, NFIG };   /* M, S, Q and U above */
+enum { FM, FS, FQ, FU, FP, NFIG };   /* M, S, Q and U above; P: the last stage's period
+                                      * less its outgoing hand-off (below) */
 typedef struct ppoint {
-  double fig[NFIG];    /* [FM], [FS], [FQ], [FU] */
+  double fig[NFIG];    /* [FM], [FS], [FQ], [FU], [FP] */
   int prev;            /* pool index of the point this one extends, -1 at the start */
   short start;         /* first layer of the stage this point added */
   unsigned char kind, rec;
+  unsigned char mix;   /* the stage mixes classes: its outgoing hand-off in [FP] is the least
+                        * any replica pays, not the path's */
 } ppoint;
 
 typedef struct pdp {
@@ -140,6 +158,9 @@ typedef struct pdp {
   int merged;            /* some frontier merged points: the bound is below the exact DP's */
   hp_front_rule rule;    /* merge past o->frontier points (PAT_FRONTIER by default) */
   int stopped, overflow;
+  int defer;             /* the period waits for the next kind (P, above): in the runs that
+                          * count exactly, once each; the price search's runs, many, leave it
+                          * (Pipette's row: 1.9 times the time, its bound the same) */
   const hp_team *team;   /* members sharing this DP (o->team of two or more), else NULL */
   long *tlen;            /* [team size] the bytes each member sends at a stage's end */
 } pdp;
@@ -155,9 +176,9 @@ static const ppoint *at(const pdp *c, long i) { return hp__fpool_at(&c->pool, i)
  * (M, S, Q, U), which every completion of either costs at least, so the bound holds (it
  * may only get lower); the merged point keeps the existing one's sequence, and the run
  * records that it merged. -1: overflow (recorded), -2: no memory. */
-static int insert(pdp *c, hp_front *f, const ppoint *pt)
+static int insert(pdp *c, hp_front *f, const ppoint *pt, double slack)
 {
-  int r = hp__front_insert(f, &c->pool, pt, &c->rule);
+  int r = hp__front_insert(f, &c->pool, pt, &c->rule, slack);
   if (r == HP_FRONT_MERGED) c->merged = 1;
   if (r == -1) c->overflow = 1;
   return r < 0 ? r : 0;
@@ -438,10 +459,10 @@ static int touch(pdp *c, size_t ix)
 }
 
 /* Inserts into the frontier at index ix of the next stage, noting it as touched. */
-static int insert_next(pdp *c, size_t ix, const ppoint *pt)
+static int insert_next(pdp *c, size_t ix, const ppoint *pt, double slack)
 {
   if (touch(c, ix) < 0) return -2;
-  return insert(c, &c->nxt[ix], pt);
+  return insert(c, &c->nxt[ix], pt, slack);
 }
 
 /* --- The end of a stage, and a DP shared by a team (hp_pat_opts.team).
@@ -540,7 +561,7 @@ static hp_err run(pdp *c, long *best)
 {
   int L = c->L, pp = c->pp, K = c->K, R = c->R;
   double mem0[2];
-  ppoint start = { { 0, 0, 0, 0 }, -1, 0, 0, 0 };
+  ppoint start = { { 0, 0, 0, 0, 0 }, -1, 0, 0, 0, 0 };
   hp_err err = HP_OK;
   *best = -1;
   c->pool.n = 0;
@@ -548,7 +569,7 @@ static hp_err run(pdp *c, long *best)
   for (size_t q = 0; q < c->n_tcur; q++) c->cur[c->tcur[q]].n = 0;
   for (size_t q = 0; q < c->n_tnxt; q++) c->nxt[c->tnxt[q]].n = 0;
   c->n_tcur = c->n_tnxt = 0;
-  if (insert_next(c, fidx(c, 0, K * c->nb, 0), &start) < 0) return HP_NOMEM;
+  if (insert_next(c, fidx(c, 0, K * c->nb, 0), &start, 0) < 0) return HP_NOMEM;
   for (int s = 0; s <= pp && !err && !c->stopped && !c->overflow; s++) {
     /* the states of stage s are those stage s - 1 touched; stage s - 1's own are done */
     for (size_t q = 0; q < c->n_tcur; q++) c->cur[c->tcur[q]].n = 0;
@@ -587,10 +608,16 @@ static hp_err run(pdp *c, long *best)
             if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
             double eout = INFINITY;     /* the least outgoing hand-off, over next kinds */
             double obw = 0, olat = INFINITY, eout_x = INFINITY;   /* and between nodes */
+            double emax = 0;            /* the most the next stage can settle it at */
             for (int k2 = 0; k2 < K && s < pp - 1; k2++) {
               size_t kk = (size_t)k * K + k2;
-              double h = hp_patterns_handoff(c->pt, k, k2, j);
+              double h = hp_patterns_handoff(c->pt, k, k2, j), hi, hx, hw;
               if (h < eout) eout = h;
+              hp_patterns_handoff_split(c->pt, k, k2, j, &hi, &hx);
+              hw = hp_patterns_handoff_worst(c->pt, k, k2, j);
+              if (isfinite(hi) && hi > emax) emax = hi;
+              if (isfinite(hx) && hx > emax) emax = hx;
+              if (isfinite(h) && hw > emax) emax = hw;
               if (c->pt->xbw[kk] > obw) obw = c->pt->xbw[kk];
               if (c->pt->xbw[kk] > 0 && c->pt->xlat[kk] < olat) olat = c->pt->xlat[kk];
             }
@@ -609,14 +636,14 @@ static hp_err run(pdp *c, long *best)
                * s+1 (chain), a stage entered inside a node leaves it between nodes, and the
                * stage after it is entered between nodes (the bit): two branches, inside (ei)
                * and between nodes (ex), each no larger than what r* pays */
-              double be[2], bpair[2], gpair;
+              double be[2], bpair[2], gpair, emin = 0, ew = 0, wpair = -INFINITY;
               int bbit[2];
               if (s == 0) {
                 be[0] = 0; bpair[0] = gpair = eout; bbit[0] = 0; nbr = 1;
               } else {
                 double e, ei, ex;
                 if (kp == K) continue;
-                e = hp_patterns_handoff(c->pt, kp, k, i - 1);
+                e = emin = hp_patterns_handoff(c->pt, kp, k, i - 1);
                 if (!isfinite(e)) continue;
                 hp_patterns_handoff_split(c->pt, kp, k, i - 1, &ei, &ex);
                 int chain = s == pp - 1 || c->pt->chain[(size_t)kp * K + k];
@@ -624,6 +651,15 @@ static hp_err run(pdp *c, long *best)
                  * pattern: no intra-node pair where the kinds cannot chain */
                 double alt = fmin(ei + eout_x, ex + eout);
                 gpair = !chain && isfinite(alt) && alt > e + eout ? alt : e + eout;
+                /* a stage of one class pays its worst replica's pair: where not all can
+                 * chain, one crossing (crowd); the crossing on the most crowded node (ew,
+                 * also the previous stage's, below) */
+                ew = hp_patterns_handoff_worst(c->pt, kp, k, i - 1);
+                if (hp_patterns_one_class(c->pt, k)) {
+                  if (s < pp - 1 && c->pt->crowd[(size_t)kp * K + k] && isfinite(alt)) wpair = alt;
+                  if (ew + eout > wpair) wpair = ew + eout;
+                }
+                if (!hp_patterns_one_class(c->pt, kp)) ew = 0;
                 if (bit) {                       /* entered between nodes */
                   if (isfinite(ex)) { be[0] = ex; bpair[0] = ex + eout; bbit[0] = 0; nbr = 1; }
                 } else if (chain) {
@@ -640,7 +676,13 @@ static hp_err run(pdp *c, long *best)
               /* the period of the replica that holds the stage's slowest slot: that
                * replica's own pattern where every replica holds one as slow (one class),
                * else only what every replica pays (gpair; see the header) */
-              double mterm = mterm0 + (double)(c->gas - 1) * ((o.t_max > o.t_min ? gpair : bpair[br]) - eout) / 2;
+              int mix = o.t_max > o.t_min;
+              double mterm = mterm0 + (double)(c->gas - 1) * ((mix ? gpair : fmax(bpair[br], wpair)) - eout) / 2;
+              /* the stage's period less its outgoing hand-off, which the next stage's kind
+               * settles (the period above takes the least over next kinds), with the least
+               * incoming hand-off any replica pays */
+              double pterm = s == pp - 1 || !c->defer ? 0 : (double)c->gas * o.t_max - o.t_min +
+                                                                  (double)(c->gas - 1) * emin / 2;
               for (int sp = 0; sp < (c->percls ? c->nsp[k] : 1) && !err && !c->overflow; sp++) {
               int nres = c->percls ? res_split(c, res, k, sp) : res_next(c, res, k, s + 1);
               if (nres < 0) continue;
@@ -649,14 +691,22 @@ static hp_err run(pdp *c, long *best)
               for (int q = 0; q < from->n; q++) {
                 int pi = from->ix[q];
                 const ppoint *x = at(c, pi);
-                ppoint np = { { x->fig[FM] > mterm ? x->fig[FM] : mterm,
+                /* the previous stage's period, now that this stage's kind gives its outgoing
+                 * hand-off: where it mixes classes the least any replica pays (emin), else
+                 * the path's (r*'s, this branch) or the most crowded replica's (ew) */
+                double mx = s == 0 || !c->defer ? x->fig[FM] : fmax(x->fig[FM], x->fig[FP] + (double)(c->gas - 1) * (x->mix ? emin : fmax(e, ew)) / 2);
+                ppoint np = { { mx > mterm ? mx : mterm,
                                 x->fig[FS] + o.t_min + e + c->pen[k],
                                 x->fig[FQ] > o.q ? x->fig[FQ] : o.q,
-                                x->fig[FU] > o.u ? x->fig[FU] : o.u }, pi, (short)i, (unsigned char)k,
-                              (unsigned char)rflag };
+                                x->fig[FU] > o.u ? x->fig[FU] : o.u, pterm }, pi, (short)i, (unsigned char)k,
+                              (unsigned char)rflag, (unsigned char)mix };
+                /* a period no next kind can lift above M says nothing more: 0, so that the
+                 * point compares on four figures (frontiers stay as small as before) */
+                if (pterm + (double)(c->gas - 1) * emax / 2 <= np.fig[FM]) np.fig[FP] = 0;
                 if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
                 if (completion_bound(c, &np, s + 1, j + 1, nres) > (c->cutoff + 1e-12 * fabs(c->cutoff))) continue;
-                int r = insert_next(c, to, &np);
+                /* the frontier's points share (j, k): P counts only up to M + that */
+                int r = insert_next(c, to, &np, (double)(c->gas - 1) * emax / 2);
                 if (r == -2) { err = HP_NOMEM; break; }
                 if (r == -1) break;
               }
@@ -1033,7 +1083,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     double zero[HP_PATTERN_MAX_CLASSES] = {0};
     int use[HP_PATTERN_MAX_CLASSES];
     double v;
-    c.exact = 1;
+    c.exact = c.defer = 1;
     c.max_work = o->exact == 1 ? 0 : PAT_EXACT_WORK;
     c.R = c.C == 2 ? (c.pp + 1) * (c.pp + 1) : 1;
     if (!(err = setup_frontiers(&c))) {
@@ -1048,6 +1098,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     if (err || c.stopped) goto done;
     r->found = 0;                      /* the exact state was too large: prices instead */
     r->kept = -INFINITY;
+    c.defer = 0;
   }
   c.max_work = 0;
   /* three classes or more: first a quick bound, neither counted nor priced (one run over
@@ -1087,14 +1138,14 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
         int use[HP_PATTERN_MAX_CLASSES];
         if (isfinite(o->deadline)) half.deadline = hp__now() + (o->deadline - hp__now()) / 2;
         c.o = &half;
-        c.percls = c.exact = 1;
+        c.percls = c.exact = c.defer = 1;
         c.R = (int)states;
         c.stride[0] = 1;
         for (int x = 1; x < c.C; x++) c.stride[x] = c.stride[x - 1] * (pt->groups[x - 1] + 1);
         c.max_work = PAT_EXACT_WORK;
         if (!(err = setup_frontiers(&c))) err = priced(&c, zero, r, o->cutoff, &v, use, &done);
         c.o = o;
-        c.percls = 0;
+        c.percls = c.defer = 0;
         c.max_work = 0;
         if (err) goto done;
         if (done) {

@@ -36,6 +36,8 @@ void hp_patterns_release(hp_patterns *pt)
   free(pt->xbw);
   free(pt->xlat);
   free(pt->chain);
+  free(pt->crowd);
+  free(pt->wbw);
   memset(pt, 0, sizeof *pt);
 }
 
@@ -75,6 +77,19 @@ double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last)
   size_t ix = (size_t)a * pt->n_kind + b;
   if (!(pt->hbw[ix] > 0)) return INFINITY;
   return hp_cost_handoff(pt->tab.layer[last].out, pt->tab.mbs, pt->tab.tp, pt->hbw[ix], pt->hlat[ix]);
+}
+
+double hp_patterns_handoff_worst(const hp_patterns *pt, int a, int b, int last)
+{
+  size_t ix = (size_t)a * pt->n_kind + b;
+  if (!(pt->wbw[ix] > 0)) return 0;
+  return hp_cost_handoff(pt->tab.layer[last].out, pt->tab.mbs, pt->tab.tp, pt->wbw[ix], pt->xlat[ix]);
+}
+
+int hp_patterns_one_class(const hp_patterns *pt, int k)
+{
+  unsigned m = pt->kind[k].mask;
+  return m != 0 && (m & (m - 1)) == 0;
 }
 
 void hp_patterns_handoff_split(const hp_patterns *pt, int a, int b, int last, double *intra,
@@ -315,6 +330,34 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
     }
 }
 
+/* The worst replica's figures (hp_patterns.crowd, wbw): counts of nodes and triples. */
+static void worst_replica(const hp_classes *cl, int dp, hp_patterns *pt)
+{
+  int C = cl->n, K = pt->n_kind;
+  for (int a = 0; a < K; a++)
+    for (int b = 0; b < K; b++) {
+      size_t ab = (size_t)a * K + b;
+      unsigned ma = pt->kind[a].mask, mb = pt->kind[b].mask;
+      long triples = 0, na = 0, nb = 0, share;
+      for (int x = 0; x < C; x++) {
+        if (ma >> x & mb >> x & 1u) triples += (long)cl->cls[x].n_nodes * (pt->per_node[x] / 3);
+        if (ma >> x & 1u) na += cl->cls[x].n_nodes;
+        if (mb >> x & 1u) nb += cl->cls[x].n_nodes;
+      }
+      pt->crowd[ab] = triples < dp;
+      pt->wbw[ab] = 0;
+      if (pt->ibw[ab] > 0 || !(pt->xbw[ab] > 0) || na <= 0 || nb <= 0) continue;
+      share = (dp + na - 1) / na;
+      if ((dp + nb - 1) / nb > share) share = (dp + nb - 1) / nb;
+      for (int x = 0; x < C; x++)
+        for (int y = 0; y < C; y++) {
+          double bw = cl->inter_bw[(size_t)x * C + y] / ((double)share * pt->tab.tp);
+          if ((ma >> x & 1u) && (mb >> y & 1u) && bw > pt->wbw[ab]) pt->wbw[ab] = bw;
+        }
+      if (pt->wbw[ab] > pt->xbw[ab]) pt->wbw[ab] = pt->xbw[ab];   /* and the best a replica gets */
+    }
+}
+
 hp_err hp_patterns_build(const hp_problem *p, const hp_classes *cl, const hp_plan *shape,
                          hp_patterns *out, hp_diag *d)
 {
@@ -348,9 +391,13 @@ hp_err hp_patterns_build_split(const hp_problem *p, const hp_classes *cl, const 
   out->xbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->xbw);
   out->xlat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->xlat);
   out->chain = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->chain);
-  if (!out->hbw || !out->hlat || !out->ibw || !out->ilat || !out->xbw || !out->xlat || !out->chain)
+  out->crowd = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->crowd);
+  out->wbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->wbw);
+  if (!out->hbw || !out->hlat || !out->ibw || !out->ilat || !out->xbw || !out->xlat || !out->chain ||
+      !out->crowd || !out->wbw)
     goto nomem;
   handoffs(cl, shape->dp, out);
+  worst_replica(cl, shape->dp, out);
   return HP_OK;
 nomem:
   hp_patterns_release(out);

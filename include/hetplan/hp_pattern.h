@@ -62,6 +62,17 @@ typedef struct hp_patterns {
                         * of a stage of kind a, of the next (kind b) and of the one after
                         * (some kind): only then may both hand-offs of a stage of kind b
                         * that follows one of kind a stay inside a node for that replica */
+  /* The worst replica (a stage of one class, whose replicas are all as slow, pays its
+   * worst replica's hand-offs in its period; pattern_dp.c, mip_pattern.c): */
+  unsigned char *crowd;  /* [n_kind * n_kind] 1 where not all dp replicas can chain after a
+                        * stage of kind a through one of kind b: a node of class x holds at
+                        * most per_node(x) / 3 replicas' groups of three consecutive stages,
+                        * and the classes a and b share hold fewer than dp such triples */
+  double *wbw;         /* [n_kind * n_kind] where no replica's hand-off from kind a to kind b
+                        * can stay inside a node: the best link the replica on the most
+                        * crowded node gets (some node holds ceil(dp / nodes) of a stage's
+                        * groups, all crossing, their lanes sharing its interface: 7.11);
+                        * 0 where that does not hold */
 } hp_patterns;
 
 /* The patterns of `shape`'s configuration (pp, tp, dp, mbs, gas, schedule). */
@@ -83,6 +94,12 @@ double hp_patterns_handoff(const hp_patterns *pt, int a, int b, int last);
  * on two (*inter); INFINITY where no placement of the pair has that case. */
 void hp_patterns_handoff_split(const hp_patterns *pt, int a, int b, int last, double *intra,
                                double *inter);
+/* The hand-off of the replica on the most crowded node (hp_patterns.wbw) from a stage of
+ * kind a ending with layer `last` to one of kind b: no larger than what that replica pays;
+ * 0 where wbw is 0. */
+double hp_patterns_handoff_worst(const hp_patterns *pt, int a, int b, int last);
+/* Whether kind k holds one class (its replicas all as slow: their worst pays). */
+int hp_patterns_one_class(const hp_patterns *pt, int k);
 
 /* Saved activations and working memory of layer l per micro-batch, the least over every
  * device type of the cluster (measured where the profile has them, else the formula:

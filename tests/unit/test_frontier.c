@@ -19,7 +19,7 @@ static int put(hp_front *f, hp_fpool *p, const hp_front_rule *r, double a, doubl
                int tag)
 {
   tpoint t = { { a, b, c }, tag };
-  return hp__front_insert(f, p, &t, r);
+  return hp__front_insert(f, p, &t, r, 0);
 }
 
 /* The frontier's tags in order, as "1 2 3", of points whose tag follows nfig figures. */
@@ -174,7 +174,7 @@ static int put4(hp_front *f, hp_fpool *p, const hp_front_rule *r, double a, doub
                 double e, int tag)
 {
   tpoint4 t = { { a, b, c, e }, tag };
-  return hp__front_insert(f, p, &t, r);
+  return hp__front_insert(f, p, &t, r, 0);
 }
 
 TEST(frontier_with_four_figures_compares_and_merges_all_four)
@@ -198,6 +198,40 @@ TEST(frontier_with_four_figures_compares_and_merges_all_four)
   CHECK(!strcmp(tags_n(&f, &p, 4), "4 3"));
   m = hp__fpool_at(&p, f.ix[1]);
   CHECK(m->fig[0] == 1 && m->fig[1] == 0 && m->fig[2] == 1 && m->fig[3] == 1);
+  free(f.ix);
+  hp__fpool_release(&p);
+}
+
+/* Five figures (the pattern DP's P, frontier.h): the score holds the first four only, and
+ * a point larger in P alone still dominates where its P plus the slack (the most a
+ * completion adds to P before taking the maximum with M) stays at or below the other's M:
+ * no completion can then tell them apart. */
+typedef struct tpoint5 { double fig[5]; int tag; } tpoint5;
+
+static int put5(hp_front *f, hp_fpool *p, const hp_front_rule *r, double m, double pf, double slack,
+                int tag)
+{
+  tpoint5 t = { { m, 1, 1, 1, pf }, tag };
+  return hp__front_insert(f, p, &t, r, slack);
+}
+
+TEST(frontier_with_five_figures_lets_the_fifth_pass_within_its_slack)
+{
+  hp_fpool p;
+  hp_front f = { 0, 0, NULL };
+  hp_front_rule r = { 8, HP_FRONT_MERGE, NULL, NULL, 5 };
+  double fig[5] = { 1, 2, 3, 4, 100 };
+  CHECK_NEAR(hp__front_score(&r, fig), 10, 0);
+  hp__fpool_init(&p, sizeof(tpoint5), 4, 0);
+  CHECK_INT(put5(&f, &p, &r, 10, 7, 2, 1), HP_FRONT_ADDED);
+  CHECK_INT(put5(&f, &p, &r, 10, 4, 2, 2), HP_FRONT_REFUSED);   /* 7 + 2 <= 10 */
+  CHECK_INT(put5(&f, &p, &r, 10, 4, 4, 3), HP_FRONT_ADDED);     /* 7 + 4 > 10: and less P */
+  CHECK(!strcmp(tags_n(&f, &p, 5), "3"));
+  CHECK_INT(put5(&f, &p, &r, 9, 8, 1, 4), HP_FRONT_ADDED);      /* 8 + 1 <= 10: drives out 3 */
+  CHECK(!strcmp(tags_n(&f, &p, 5), "4"));
+  CHECK_INT(put5(&f, &p, &r, 9, 9.5, 1, 5), HP_FRONT_REFUSED);  /* 4 has less P */
+  CHECK_INT(put5(&f, &p, &r, 8, 9.5, 1, 6), HP_FRONT_ADDED);    /* 9.5 + 1 > 9: both stay */
+  CHECK(!strcmp(tags_n(&f, &p, 5), "4 6"));
   free(f.ix);
   hp__fpool_release(&p);
 }

@@ -3,6 +3,7 @@
  * GLPK and CBC must reach the same minimum, the objective at their solution must be the
  * evaluator's figure, and a start must not change the answer. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "fixtures.h"
@@ -282,6 +283,106 @@ TEST(pattern_mip_bounds_brute_force_and_the_dp_on_60_random_instances)
   }
   fprintf(stderr, "  %d solves, %d equal to the brute-force optimum\n", checked, equal);
   CHECK(checked > 0);
+}
+
+/* The worst replica's pairs (hp_patterns.crowd, wbw; pattern_dp.c, mip_pattern.c) on
+ * crowded nodes: 8 GPUs of a fast and a slow type in nodes of 2 or 4 (so that one node
+ * holds fewer triples of a replica's consecutive groups than there are replicas, or a
+ * stage spread over a class's nodes still puts two crossing groups on one node), pp 2 and
+ * 4, tp 1, links of their own between some node pairs. The DP's bound, with the pairs and
+ * without, and the pattern MIP's optimum (GLPK and CBC): the bound never above the
+ * brute-force optimum, the MIP between the two, and the pairs must raise some bound. */
+static double pattern_dp_worst(const hp_problem *p, const hp_classes *cl, const hp_config *c, int worst)
+{
+  hp_plan *pl = NULL;
+  hp_patterns pt;
+  hp_pat_opts o;
+  hp_pat_result r;
+  hp_diag d = {0};
+  double v = NAN;
+  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
+    hp_plan_destroy(&pl);
+    return NAN;
+  }
+  if (!worst) {
+    memset(pt.crowd, 0, (size_t)pt.n_kind * pt.n_kind);
+    memset(pt.wbw, 0, (size_t)pt.n_kind * pt.n_kind * sizeof *pt.wbw);
+  }
+  hp__pat_opts_init(&o);
+  o.exact = 1;
+  if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) v = r.bound;
+  hp__pat_result_release(&r);
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+  return v;
+}
+
+TEST(pattern_dp_and_mip_with_crowded_nodes_never_exceed_brute_force)
+{
+  static const char *const shapes[3][4] = {   /* node types and sizes: a, b, c, d */
+    { "fast:2", "fast:2", "slow:2", "slow:2" },
+    { "fast:4", "slow:2", "slow:2", NULL },
+    { "fast:4", "slow:4", NULL, NULL } };
+  backend_fn bes[2];
+  int nb = backends(bes), n = harness_count(12), tried = 0, raised = 0;
+  unsigned long st = 77;
+  for (int seed = 0; seed < n; seed++) {
+    char model[2048], cluster[2048];
+    int len = snprintf(model, sizeof model, "{ \"name\": \"m\", \"input_bytes\": 1000, \"layers\": [");
+    const char *const *shape = shapes[seed % 3];
+    for (int l = 0; l < 4; l++) {
+      st = st * 6364136223846793005UL + 1442695040888963407UL;
+      double u1 = (double)(st >> 11) / 9007199254740992.0;
+      st = st * 6364136223846793005UL + 1442695040888963407UL;
+      double u2 = (double)(st >> 11) / 9007199254740992.0;
+      len += snprintf(model + len, sizeof model - (size_t)len, "%s{ \"name\": \"l%d\", \"params\": 2e6, "
+                      "\"act_bytes\": 1e6, \"out_bytes\": %.3g, \"flops\": %.3g }", l ? "," : "", l,
+                      1e6 * (2 + 40 * u1), 1e12 * (1 + 3 * u2));
+    }
+    snprintf(model + len, sizeof model - (size_t)len, "] }");
+    st = st * 6364136223846793005UL + 1442695040888963407UL;
+    double inter = 1 + 20 * ((double)(st >> 11) / 9007199254740992.0);
+    len = snprintf(cluster, sizeof cluster, "{ \"name\": \"c\", \"device_types\": { \"fast\": { \"mem_gib\": 8, "
+                   "\"tflops\": 100, \"efficiency\": 0.5 }, \"slow\": { \"mem_gib\": 8, \"tflops\": %d, "
+                   "\"efficiency\": 0.5 } }, \"nodes\": [", 25 + 10 * (seed % 4));
+    for (int k = 0; k < 4 && shape[k]; k++)
+      len += snprintf(cluster + len, sizeof cluster - (size_t)len, "%s{ \"name\": \"%c\", \"type\": \"%.4s\", "
+                      "\"gpus\": %c, \"intra_gbps\": 2000, \"intra_lat_us\": 1 }", k ? "," : "", 'a' + k, shape[k],
+                      shape[k][5]);
+    /* a faster link of its own between the first two nodes on every other instance */
+    len += snprintf(cluster + len, sizeof cluster - (size_t)len, "]%s, \"inter_gbps\": %.3g, \"inter_lat_us\": 5 }",
+                    seed % 2 ? ", \"links\": [ { \"a\": \"a\", \"b\": \"b\", \"gbps\": 150, \"lat_us\": 2 } ]" : "",
+                    inter);
+    hp_problem *p = fx_problem(model, cluster, NULL, 8 * (1 + seed % 3), HP_1F1B);
+    hp_classes cl;
+    hp_diag d = {0};
+    p->job.sharding = 1u << HP_SHARD_DP;
+    ri_cert_scope(p);
+    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+    for (int pp = 2; pp <= 4; pp += 2) {
+      hp_config c = { pp, 1, 8 / pp, 1 };
+      double bf = ri_brute_config(p, &c), with = pattern_dp_worst(p, &cl, &c, 1),
+             without = pattern_dp_worst(p, &cl, &c, 0);
+      if (!(with <= bf * (1 + 1e-9) + 1e-12))
+        fprintf(stderr, "  seed %d pp %d: bound %.9g above the brute force %.9g\n", seed, pp, with, bf);
+      CHECK(with <= bf * (1 + 1e-9) + 1e-12);
+      CHECK(with >= without * (1 - 1e-12));
+      raised += with > without * (1 + 1e-9);
+      for (int b = 0; b < nb; b++) {
+        if (!bes[b]) continue;
+        double v = pattern_mip(bes[b], p, &cl, &c);
+        if (!(v <= bf * (1 + 1e-7) + 1e-9) || !(v >= with * (1 - 1e-6) - 1e-9))
+          fprintf(stderr, "  seed %d pp %d: %s %.9g, DP %.9g, brute %.9g\n", seed, pp, backend_names[b], v, with, bf);
+        CHECK(v <= bf * (1 + 1e-7) + 1e-9);
+        CHECK(v >= with * (1 - 1e-6) - 1e-9);
+      }
+      tried++;
+    }
+    hp_classes_release(&cl);
+    hp_problem_destroy(&p);
+  }
+  fprintf(stderr, "  %d configurations, the worst replica's pairs raised %d bounds\n", tried, raised);
+  CHECK(raised > 0);
 }
 
 TEST(mip_lp_and_mps_writers_name_every_column_and_row)
