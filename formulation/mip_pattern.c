@@ -270,19 +270,19 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
    * kinds a, b), one of them leaves its node: pc_s >= min(intra(a, b) + inter_out(b),
    * inter(a, b) + e_s), the min chosen by a binary y_s; always pc_s >= e_{s-1} + e_s.
    * inter_out(b): the best link and least latency between nodes to any next kind. */
+  for (int b = 0; b < K; b++) {        /* inter_out(b) */
+    obw[b] = 0;
+    olat[b] = INFINITY;
+    for (int k2 = 0; k2 < K; k2++) {
+      size_t kk = (size_t)b * K + k2;
+      if (pt->xbw[kk] > obw[b]) obw[b] = pt->xbw[kk];
+      if (pt->xbw[kk] > 0 && pt->xlat[kk] < olat[b]) olat[b] = pt->xlat[kk];
+    }
+  }
   for (int s = 0; s < pp; s++) pc[s] = -1;
-  for (int s = 1; s + 1 < pp && obw; s++) {
+  for (int s = 1; s + 1 < pp; s++) {
     double M = 1;
     int any = 0;
-    for (int b = 0; b < K; b++) {
-      obw[b] = 0;
-      olat[b] = INFINITY;
-      for (int k2 = 0; k2 < K; k2++) {
-        size_t kk = (size_t)b * K + k2;
-        if (pt->xbw[kk] > obw[b]) obw[b] = pt->xbw[kk];
-        if (pt->xbw[kk] > 0 && pt->xlat[kk] < olat[b]) olat[b] = pt->xlat[kk];
-      }
-    }
     for (int a = 0; a < K; a++)
       for (int b = 0; b < K; b++) {
         size_t ab = (size_t)a * K + b;
@@ -365,15 +365,6 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
    * knows the next kind, so this optimum is not below its bound. */
   {
     double big = 1;                    /* the largest such pair, for the big-M rows */
-    for (int b = 0; b < K; b++) {      /* inter_out(b), as above (also where pp < 3) */
-      obw[b] = 0;
-      olat[b] = INFINITY;
-      for (int k2 = 0; k2 < K; k2++) {
-        size_t kk = (size_t)b * K + k2;
-        if (pt->xbw[kk] > obw[b]) obw[b] = pt->xbw[kk];
-        if (pt->xbw[kk] > 0 && pt->xlat[kk] < olat[b]) olat[b] = pt->xlat[kk];
-      }
-    }
     for (size_t ab = 0; ab < (size_t)K * K; ab++) {
       double bws[4] = { pt->ibw[ab], pt->xbw[ab], pt->wbw[ab], pt->hbw[ab] };
       double lats[4] = { pt->ilat[ab], pt->xlat[ab], pt->xlat[ab], pt->hlat[ab] };

@@ -220,8 +220,9 @@ static double pattern_mip(backend_fn be, const hp_problem *p, const hp_classes *
   return v;
 }
 
-/* The pattern DP's bound of configuration c (exact count of groups). */
-static double pattern_dp(const hp_problem *p, const hp_classes *cl, const hp_config *c)
+/* The pattern DP's bound of configuration c (exact count of groups); `worst` 0 leaves out
+ * the worst replica's pairs (hp_patterns.crowd, wbw cleared). */
+static double pattern_dp_worst(const hp_problem *p, const hp_classes *cl, const hp_config *c, int worst)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
@@ -229,8 +230,14 @@ static double pattern_dp(const hp_problem *p, const hp_classes *cl, const hp_con
   hp_pat_result r;
   hp_diag d = {0};
   double v = NAN;
-  hp__plan_for(p, c, &pl, &d);
-  hp_patterns_build(p, cl, pl, &pt, &d);
+  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
+    hp_plan_destroy(&pl);
+    return NAN;
+  }
+  if (!worst) {
+    memset(pt.crowd, 0, (size_t)pt.n_kind * pt.n_kind);
+    memset(pt.wbw, 0, (size_t)pt.n_kind * pt.n_kind * sizeof *pt.wbw);
+  }
   hp__pat_opts_init(&o);
   o.exact = 1;
   if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) v = r.bound;
@@ -238,6 +245,11 @@ static double pattern_dp(const hp_problem *p, const hp_classes *cl, const hp_con
   hp_patterns_release(&pt);
   hp_plan_destroy(&pl);
   return v;
+}
+
+static double pattern_dp(const hp_problem *p, const hp_classes *cl, const hp_config *c)
+{
+  return pattern_dp_worst(p, cl, c, 1);
 }
 
 /* On 60 random tiny heterogeneous instances, every configuration: the pattern MIP's
@@ -292,31 +304,6 @@ TEST(pattern_mip_bounds_brute_force_and_the_dp_on_60_random_instances)
  * 4, tp 1, links of their own between some node pairs. The DP's bound, with the pairs and
  * without, and the pattern MIP's optimum (GLPK and CBC): the bound never above the
  * brute-force optimum, the MIP between the two, and the pairs must raise some bound. */
-static double pattern_dp_worst(const hp_problem *p, const hp_classes *cl, const hp_config *c, int worst)
-{
-  hp_plan *pl = NULL;
-  hp_patterns pt;
-  hp_pat_opts o;
-  hp_pat_result r;
-  hp_diag d = {0};
-  double v = NAN;
-  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
-    hp_plan_destroy(&pl);
-    return NAN;
-  }
-  if (!worst) {
-    memset(pt.crowd, 0, (size_t)pt.n_kind * pt.n_kind);
-    memset(pt.wbw, 0, (size_t)pt.n_kind * pt.n_kind * sizeof *pt.wbw);
-  }
-  hp__pat_opts_init(&o);
-  o.exact = 1;
-  if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) v = r.bound;
-  hp__pat_result_release(&r);
-  hp_patterns_release(&pt);
-  hp_plan_destroy(&pl);
-  return v;
-}
-
 TEST(pattern_dp_and_mip_with_crowded_nodes_never_exceed_brute_force)
 {
   static const char *const shapes[3][4] = {   /* node types and sizes: a, b, c, d */
