@@ -421,7 +421,8 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
               rb_add(&r, map->kind[st * K + b], -big);
               rb_add(&r, map->kind[(st + 1) * K + a], -big);
             }
-            if (q < 2 && y >= 0) {             /* y = 1 frees the intra-in row, 0 the other */
+            if (q < 2 && use[0] && use[1]) {   /* y = 1 frees the intra-in row, 0 the other
+                                                * (a pair with one of them: no choice) */
               rb_add(&r, y, q == 1 ? -big : big);
               if (q == 1) cst -= big;
             }
