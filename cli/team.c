@@ -85,7 +85,7 @@ static int mpi_gather(void *ctx, const void *mine, long n, void **all, long *len
   } else {
     /* out of memory, or 2 GiB or more in all (MPI's int counts): the others wait in the
      * collective; end the job with a message. What is gathered: plans, and a shared
-     * pattern DP's frontiers of one stage (at most its 20 M points of 40 bytes) */
+     * pattern DP's frontiers of one stage (at most its 20 M points of 56 bytes) */
     fprintf(stderr, "hetplan: rank %d: out of memory exchanging the team's plans or frontiers (%ld bytes)\n",
             team.rank, total);
     MPI_Abort(MPI_COMM_WORLD, EXIT_ERROR);

@@ -84,7 +84,7 @@
 #include "search.h"
 
 /* Transitions the exact state may try before it gives way to the Lagrangian bound (in
- * practice the deadline comes first); the most points any run keeps (40 bytes each). */
+ * practice the deadline comes first); the most points any run keeps (56 bytes each). */
 #define PAT_EXACT_WORK 2000000000L
 #define PAT_MAX_POINTS 20000000L
 #define PAT_EXACT_LISTS 4000000.0
