@@ -67,7 +67,14 @@
  * count exists iff a dp + m <= N0 <= a dp + m (dp - 1) at the end): exact. With more,
  * where the groups are few, the state is the groups used of each class, each stage taking
  * one split of its dp groups over its kind's classes (the count per class): exact too.
- * With more, or
+ * Where they are many, the count of ranks: the classes ranked fastest first, the state
+ * holds how many stages have each slowest class (those that mix classes apart, where the
+ * states fit), and every threshold of ranks checks what the two sides check for one
+ * (res_rank): necessary for every count per class, so a relaxation of it, with the prices
+ * below on top; where its states are too many, adjacent ranks merge (rank_plan). On the
+ * 4-kind 112-GPU bench row (pp 7, 20/20/8/8 groups) it bounds pp 7 tp 2 dp 8 mbs 1 at
+ * 1.762 where the two sides and prices gave 1.498 (10 s): a stage of T4 alone must exist,
+ * which prices cannot say. With more, or
  * when the exact state is too large, a Lagrangian relaxation prices each class's groups
  * (for every price vector the priced optimum minus the price of all groups is a bound)
  * and the prices are searched: bisection for two classes, coordinate ascent beyond.
@@ -93,6 +100,14 @@
  * states reached are touched). Llama-2 140B on 768 GPUs, pp 96 tp 2 dp 4 (9.4 M lists):
  * 0.13 s exact against 16.2 s priced. */
 #define PAT_EXACT_LISTS_TWO 16000000.0
+/* The count of ranks (three classes or more) up to as many lists, touched only where its
+ * states are reached: the 4-kind 112-GPU bench row, pp 7 with the mixed stages apart, 3432
+ * states and 6.7 M lists. */
+#define PAT_RANK_LISTS 16000000.0
+/* ... and up to as many states, ranks merging until they fit (rank_plan): past them a run
+ * costs more than the sides' runs (the 5-kind 104-GPU row, pp 13: 8568 states with five
+ * ranks, one run not done in 20 s; with four, 2380 states, 12 s) */
+#define PAT_RANK_STATES 4096.0
 /* Points a frontier keeps before it merges (a relaxation, never above the exact DP). */
 #define PAT_FRONTIER 64
 /* Price updates of the Lagrangian bound's subgradient ascent, at most. */
@@ -144,6 +159,26 @@ typedef struct pdp {
   long stride[HP_PATTERN_MAX_CLASSES];
   int *split;            /* [K][nsp_max][C] the splits of each kind */
   int *nsp, nsp_max;     /* [K] how many each kind has */
+  /* The count of ranks (three classes or more, where the count per class is too large): the
+   * classes ranked fastest first; a stage's rank is the highest of its kind's classes (its
+   * slowest). The state counts the stages of each rank, apart for those whose kind also
+   * holds a faster class (mixed) where rmix: a vector v of D = C (or 2C - 1) counts, v[h]
+   * the stages of rank h (alone), v[C + h - 1] the mixed ones of rank h >= 1, numbered
+   * among all the vectors of sum <= pp (res = its combinatorial rank, rdec its counts).
+   * Necessary for every count per class (res_rank), so a relaxation of it that holds
+   * every threshold of ranks at once, where the sides hold one. */
+  int ranked, rmix, rdim;
+  int nlev;              /* ranks: where the states of C ranks do not fit, adjacent ranks
+                          * merge into one (those of the closest times first), nlev left:
+                          * the same argument over the merged classes */
+  unsigned char rank_of[HP_PATTERN_MAX_CLASSES];   /* class -> its rank (merged) */
+  long rgroups[HP_PATTERN_MAX_CLASSES];   /* [rank] TP groups of that rank's classes */
+  long rlow[HP_PATTERN_MAX_CLASSES];      /* [j] TP groups of ranks <= j */
+  double rratio[HP_PATTERN_MAX_CLASSES];  /* [rank] the largest ratio of its classes */
+  unsigned char *kco;    /* [K] the coordinate of v a stage of the kind adds to */
+  unsigned char *rdec;   /* [R][rdim] the counts of each state */
+  double *rcap;          /* [R] rank_cap of each state (NULL with slack: no figure) */
+  long *rbin;            /* [(pp + rdim + 1)(rdim + 1)] binomials for the numbering */
   double *ckpre;         /* [C][L+1] prefix sums of class times of checkpointable layers */
   double *ppre, *gpre;   /* [L+1] prefix sums of gathered and gradient bytes */
   double *mpre[HP_N_SHARD];   /* [L+1] prefix sums of the states in each mode */
@@ -186,6 +221,8 @@ static int insert(pdp *c, hp_front *f, const ppoint *pt, double slack)
 
 /* --- Resources: state index and its change with a kind. */
 
+static int res_rank(const pdp *c, int res, int kind, int s_after);
+
 /* The counted state: (a, m) = stages of side 0 alone, stages holding both sides; b = s -
  * a - m. A stage of side 0 alone takes dp groups of side 0; one holding both, between 1
  * and dp - 1 of each: necessary for any count of the classes, and with one class a side,
@@ -195,6 +232,7 @@ static int res_next(const pdp *c, int res, int kind, int s_after)
   int a, m, b, dp = c->dp, left = c->pp - s_after;
   long n0 = c->ng[0], n1 = c->ng[1];
   if (!c->exact || c->C == 1) return 0;
+  if (c->ranked) return res_rank(c, res, kind, s_after);
   a = res / (c->pp + 1);
   m = res % (c->pp + 1);
   if (c->kside[kind] == 1u) a++;
@@ -221,6 +259,75 @@ static int res_split(const pdp *c, int res, int kind, int sp)
     nres += u * (int)c->stride[x];
   }
   return nres;
+}
+
+static void memcpy_counts(unsigned char *to, const int *v, int D)
+{
+  for (int d = 0; d < D; d++) to[d] = (unsigned char)v[d];
+}
+
+/* The count of ranks: the number of counts v (sum <= pp) in the combinatorial number
+ * system: c_i = v_0 + .. + v_i + i is increasing, below pp + D, and sum_i C(c_i, i + 1) is
+ * a bijection onto [0, C(pp + D, D)). */
+static int rank_code(const pdp *c, const int *v)
+{
+  long code = 0;
+  int ci = -1, W = c->rdim + 1;
+  for (int i = 0; i < c->rdim; i++) {
+    ci += v[i] + 1;
+    code += c->rbin[(size_t)ci * W + i + 1];
+  }
+  return (int)code;
+}
+
+/* The count of ranks: state res after a stage of `kind` (s_after stages then); -1 where no
+ * count per class fits. With p_h the stages of rank h alone and x_h the mixed ones (rmix;
+ * else n_h = p_h + x_h, the split unknown), for every threshold j (low: ranks <= j, high:
+ * the rest):
+ *   - a stage of rank <= j holds dp low groups; a mixed one of rank j + 1 holds one or
+ *     more low and at most dp - 1 high; one alone of rank > j holds dp high; any other of
+ *     rank > j between 1 and dp high;
+ *   - a stage of rank h holds one of rank h or more (dp alone); groups of rank h lie in
+ *     stages of rank h or in mixed ones of a higher rank, at most dp - 1 in a mixed one;
+ * so the use of low, of high and of each rank has a least and (every group used, no
+ * slack) a most, and the groups there are must lie between them, counting dp for each
+ * stage left. */
+static int res_rank(const pdp *c, int res, int kind, int s_after)
+{
+  int v[2 * HP_PATTERN_MAX_CLASSES], C = c->nlev, D = c->rdim, left = c->pp - s_after;
+  long p[HP_PATTERN_MAX_CLASSES], x[HP_PATTERN_MAX_CLASSES], dp = c->dp, all = c->rlow[C - 1];
+  int mixk = c->rmix;
+  for (int d = 0; d < D; d++) v[d] = c->rdec[(size_t)res * D + d];
+  v[c->kco[kind]]++;
+  for (int h = 0; h < C; h++) {
+    p[h] = v[h];
+    x[h] = mixk && h > 0 ? v[C + h - 1] : 0;
+  }
+  /* untracked (rmix 0): p[h] holds every stage of rank h; bounds below take each such
+   * stage at its least (1 of rank h, none low above ...) and its most */
+  for (int h = 0; h < C; h++) {
+    long xs = 0;                        /* mixed stages of a higher rank */
+    for (int g = h + 1; g < C; g++) xs += mixk ? x[g] : p[g];
+    if (mixk ? p[h] * dp + x[h] > c->rgroups[h] : p[h] > c->rgroups[h]) return -1;
+    if (!c->slack && c->rgroups[h] > dp * (p[h] + left) + (dp - 1) * (x[h] + xs)) return -1;
+  }
+  for (int j = 0; j < C - 1; j++) {
+    long A = 0, hp = 0, hx = 0, xnext, gl = c->rlow[j], gh = all - gl;
+    for (int h = 0; h <= j; h++) A += p[h] + x[h];
+    for (int h = j + 1; h < C; h++) { hp += p[h]; hx += x[h]; }
+    if (mixk) {
+      xnext = x[j + 1];                 /* mixed of rank j + 1: some low, some high */
+      if (A * dp + xnext > gl) return -1;
+      if (dp * hp + hx > gh) return -1;
+      if (!c->slack && gh > dp * (hp + hx - xnext + left) + (dp - 1) * xnext) return -1;
+      if (!c->slack && gl > dp * (A + left) + (dp - 1) * hx) return -1;
+    } else {
+      if (A * dp > gl || hp > gh) return -1;
+      if (!c->slack && gh > dp * (hp + left)) return -1;
+      if (!c->slack && gl > dp * (A + left) + (dp - 1) * hp) return -1;
+    }
+  }
+  return rank_code(c, v);
 }
 
 /* The splits of every kind's dp groups over its classes (at least one of each present, all
@@ -276,7 +383,7 @@ static int build_splits(pdp *c, int max)
 static int res_final_ok(const pdp *c, int res)
 {
   int a, m;
-  if (!c->exact || c->C == 1 || c->slack) return 1;
+  if (!c->exact || c->C == 1 || c->slack || c->ranked) return 1;   /* ranks: res_rank at left 0 */
   if (c->percls) {                     /* every group used */
     for (int x = 0; x < c->C; x++)
       if (res / c->stride[x] % (c->pt->groups[x] + 1) != c->pt->groups[x]) return 0;
@@ -404,7 +511,9 @@ static double completion_bound(const pdp *c, const ppoint *x, int s, int i, int 
     }
     if (need > 0 || run > 0) D = 0;     /* cannot fill (the final check drops it): no figure */
     if (D > 0 && rest / D > T) T = rest / D;
-  } else if (left > 0 && c->exact && c->C >= 2) {
+  } else if (left > 0 && c->ranked && c->rcap) {
+    if (c->rcap[res] > 0 && rest / c->rcap[res] > T) T = rest / c->rcap[res];   /* rank_cap */
+  } else if (left > 0 && c->exact && c->C >= 2 && !c->ranked) {
     /* with groups counted: at most k0 of the remaining stages can be of side 0 alone, at
      * most k1 of side 1 alone; a stage holding a group of class c takes at least its
      * layers' class-c time, so holds at most ratio[c] x T of fastest time (ratio[c] =
@@ -813,6 +922,22 @@ static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cuto
   return HP_OK;
 }
 
+/* The states of the counted runs: (a, m) of two sides, or the vectors of rdim counts of
+ * the ranks (sum <= pp). */
+static int counted_states(const pdp *c)
+{
+  if (c->ranked) return (int)c->rbin[(size_t)(c->pp + c->rdim) * (c->rdim + 1) + c->rdim];
+  return (c->pp + 1) * (c->pp + 1);
+}
+
+/* The states of the count of ranks with D counts, C(pp + D, D); 0 past `max`. */
+static double rank_states(int pp, int D, double max)
+{
+  double v = 1;
+  for (int i = 1; i <= D; i++) v = v * (pp + i) / i;
+  return v > max ? 0 : v;
+}
+
 /* The Lagrangian bound: the best of the priced runs over a search of prices. */
 static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted, int *done)
 {
@@ -820,8 +945,8 @@ static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted,
   int use[HP_PATTERN_MAX_CLASSES], C = c->C;
   hp_err err;
   release(c);
-  c->exact = counted;                  /* the sides counted, prices within them */
-  c->R = counted ? (c->pp + 1) * (c->pp + 1) : 1;
+  c->exact = counted;                  /* the sides or ranks counted, prices within them */
+  c->R = counted ? counted_states(c) : 1;
   if ((err = setup_frontiers(c))) return err;
   if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
   if (v > r->bound) r->bound = v;
@@ -965,6 +1090,132 @@ static hp_err counted_sides(pdp *c, hp_pat_result *r, double cutoff, int *done)
   return HP_OK;
 }
 
+/* The completion bound's capacity of the stages left after counts v (every group used):
+ * the groups of ranks above j that the stages so far cannot hold (dp a stage of a rank above
+ * j, dp - 1 a mixing one of rank j + 1: res_rank) need that many stages left of a rank above
+ * j, dp groups each at most: at least need[j], nested (a stage above j + 1 is above j). A
+ * stage of rank r holds at most ratio x T of fastest time (completion_bound), so the left
+ * stages hold at most D x T, the k-th slowest of them at the largest ratio of the ranks it
+ * may have; D is returned (0: no figure). */
+static double rank_cap(const pdp *c, const unsigned char *v, int left)
+{
+  int C = c->nlev;
+  long need[HP_PATTERN_MAX_CLASSES + 1], dp = c->dp;
+  double D = 0, top = 0;
+  need[C - 1] = 0;
+  for (int j = C - 2; j >= 0; j--) {
+    long held = 0, gh = c->rlow[C - 1] - c->rlow[j];
+    for (int h = j + 1; h < C; h++) {
+      held += dp * v[h];
+      if (c->rmix) held += (h == j + 1 ? dp - 1 : dp) * v[C + h - 1];
+    }
+    need[j] = gh > held ? (gh - held + dp - 1) / dp : 0;
+    if (need[j] < need[j + 1]) need[j] = need[j + 1];
+    if (need[j] > left) need[j] = left;
+  }
+  for (int j = C - 2; j >= -1; j--) {   /* top: the largest ratio of the ranks above j */
+    if (c->rgroups[j + 1] > 0 && c->rratio[j + 1] > top) top = c->rratio[j + 1];
+    D += top * (double)((j >= 0 ? need[j] : left) - need[j + 1]);
+  }
+  return D;
+}
+
+/* The ranks for the count of ranks: the classes fastest first (by their time for the whole
+ * model); where C(pp + D, D) states (D = 2n - 1 counts with the mixed stages apart, n
+ * without) exceed `most` for n ranks, the two adjacent ranks of the closest times merge,
+ * down to 3 (two would be the sides). Sets rank_of, nlev, rmix; 0 where nothing fits. */
+static int rank_plan(pdp *c, double most)
+{
+  int order[HP_PATTERN_MAX_CLASSES], lev[HP_PATTERN_MAX_CLASSES], C = c->C, n = C;
+  for (int x = 0; x < C; x++) order[x] = x;
+  for (int x = 1; x < C; x++)            /* fastest first (insertion sort: C <= 6) */
+    for (int y = x; y > 0 && c->pre[(size_t)order[y] * (c->L + 1) + c->L] <
+                                 c->pre[(size_t)order[y - 1] * (c->L + 1) + c->L]; y--) {
+      int t = order[y]; order[y] = order[y - 1]; order[y - 1] = t;
+    }
+  for (int q = 0; q < C; q++) lev[q] = q;    /* lev[q]: the rank of the q-th fastest */
+  for (; n >= 3; n--) {
+    if (rank_states(c->pp, 2 * n - 1, most) > 0 || rank_states(c->pp, n, most) > 0) {
+      c->rmix = rank_states(c->pp, 2 * n - 1, most) > 0;
+      c->nlev = n;
+      for (int q = 0; q < C; q++) c->rank_of[order[q]] = (unsigned char)lev[q];
+      return 1;
+    }
+    /* merge the adjacent ranks whose times are closest: the first class of rank b + 1
+     * joins rank b, and so do the ones after it */
+    int best = -1;
+    double bratio = INFINITY;
+    for (int q = 1; q < C; q++)
+      if (lev[q] != lev[q - 1]) {
+        double r = c->pre[(size_t)order[q] * (c->L + 1) + c->L] /
+                   fmax(c->pre[(size_t)order[q - 1] * (c->L + 1) + c->L], 1e-300);
+        if (r < bratio) { bratio = r; best = q; }
+      }
+    for (int q = best; q < C; q++) lev[q]--;
+  }
+  return 0;
+}
+
+/* With three classes or more: the count of ranks over rank_plan's ranks, one unpriced run,
+ * then the price search within it: a relaxation of the count per class, so a bound. Sets
+ * up each rank's groups and ratio, each kind's coordinate, and every state's counts and
+ * completion capacity. */
+static hp_err counted_ranks(pdp *c, hp_pat_result *r, double cutoff, int *done)
+{
+  int C = c->nlev, D = c->rmix ? 2 * C - 1 : C, W = D + 1, R;
+  int v[2 * HP_PATTERN_MAX_CLASSES] = {0};
+  long low = 0;
+  hp_err err = HP_OK;
+  for (int q = 0; q < C; q++) { c->rgroups[q] = 0; c->rratio[q] = 0; }
+  for (int x = 0; x < c->C; x++) {
+    int q = c->rank_of[x];
+    c->rgroups[q] += c->pt->groups[x];
+    if (c->pt->groups[x] > 0 && c->ratio[x] > c->rratio[q]) c->rratio[q] = c->ratio[x];
+  }
+  for (int q = 0; q < C; q++) c->rlow[q] = (low += c->rgroups[q]);
+  for (int k = 0; k < c->K; k++) {
+    int hi = 0, lo = C;
+    for (int x = 0; x < c->C; x++)
+      if (c->pt->kind[k].mask >> x & 1u) {
+        if (c->rank_of[x] > hi) hi = c->rank_of[x];
+        if (c->rank_of[x] < lo) lo = c->rank_of[x];
+      }
+    c->kco[k] = (unsigned char)(c->rmix && lo < hi ? C + hi - 1 : hi);
+  }
+  c->rdim = D;
+  free(c->rbin);
+  free(c->rdec);
+  c->rdec = NULL;
+  if (!(c->rbin = hp__calloc((size_t)(c->pp + D + 1) * W, sizeof *c->rbin))) err = HP_NOMEM;
+  for (int n = 0; !err && n <= c->pp + D; n++)   /* Pascal's triangle, up to k = D */
+    for (int k = 0; k <= D && k <= n; k++)
+      c->rbin[(size_t)n * W + k] = k == 0 || k == n ? 1 : c->rbin[(size_t)(n - 1) * W + k - 1] +
+                                                           (k <= n - 1 ? c->rbin[(size_t)(n - 1) * W + k] : 0);
+  c->ranked = 1;
+  R = err ? 0 : counted_states(c);
+  if (!err && !(c->rdec = hp__calloc((size_t)R * D, 1))) err = HP_NOMEM;
+  if ((err = hp__team_agree_err(c->team, err))) { c->ranked = 0; return err; }
+  free(c->rcap);
+  c->rcap = NULL;
+  if (!c->slack && !(c->rcap = hp__calloc((size_t)R, sizeof *c->rcap))) err = HP_NOMEM;
+  if ((err = hp__team_agree_err(c->team, err))) { c->ranked = 0; return err; }
+  for (int sum = 0;;) {                  /* every vector of sum <= pp, odometer order */
+    int code = rank_code(c, v);
+    memcpy_counts(c->rdec + (size_t)code * D, v, D);
+    if (c->rcap) c->rcap[code] = rank_cap(c, c->rdec + (size_t)code * D, c->pp - sum);
+    int d = 0;
+    for (; d < D; d++) {
+      if (sum < c->pp) { v[d]++; sum++; break; }
+      sum -= v[d];
+      v[d] = 0;
+    }
+    if (d == D) break;
+  }
+  err = lagrange(c, r, cutoff, 1, done);
+  c->ranked = 0;
+  return err;
+}
+
 /* The price search, anytime: stopped (deadline, stop or too many points) after a run that
  * completed, it keeps the best bound found so far, which holds for every price, and says
  * the bound is partial (the driver may resume it with more time). */
@@ -1034,6 +1285,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   r->rec = hp__calloc((size_t)c.pp, sizeof *r->rec);
   c.pen = hp__calloc((size_t)c.K + 1, sizeof *c.pen);
   c.kside = hp__calloc((size_t)c.K + 1, sizeof *c.kside);
+  c.kco = hp__calloc((size_t)c.K + 1, sizeof *c.kco);
   c.pre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.pre);
   c.ckpre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.ckpre);
   c.modes = hp_job_modes(&p->job);
@@ -1044,7 +1296,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
   c.upre = hp__calloc((size_t)L + 1, sizeof *c.upre);
   if (c.team) c.tlen = hp__calloc((size_t)c.team->size, sizeof *c.tlen);
-  if (!r->first || !r->kind || !r->rec || !c.pen || !c.kside || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre ||
+  if (!r->first || !r->kind || !r->rec || !c.pen || !c.kside || !c.kco || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre ||
       !c.upre || (c.team && !c.tlen))
     err = HP_NOMEM;
   if ((err = hp__team_agree_err(c.team, err))) goto done;
@@ -1061,9 +1313,12 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     for (int x = 0; x < c.C; x++)
       if (pt->groups[x] > 0 && hp_costs_time(tab, x, l) < f) f = hp_costs_time(tab, x, l);
     c.rest[l] = c.rest[l + 1] + f;
+    /* a layer of no time on class x has none on the fastest either: it adds nothing to
+     * either side of f <= ratio t, so it leaves the ratio alone (taken as 1, it made every
+     * ratio 1 on the bench rows, whose models have such layers) */
     for (int x = 0; x < c.C; x++) {
-      double t = hp_costs_time(tab, x, l), rt = t > 0 ? f / t : 1;
-      if (l == L - 1 || rt > c.ratio[x]) c.ratio[x] = rt;
+      double t = hp_costs_time(tab, x, l);
+      if (t > 0 && f / t > c.ratio[x]) c.ratio[x] = f / t;
     }
   }
   for (int l = 0; l < L; l++) {
@@ -1125,7 +1380,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
    * sides, up to PAT_PRICE_ITERS prices, (pp + 1)^2 states each); where it is more, its one
    * run tends not to finish, and half the time lost starves the prices (measured on the
    * 4-kind 112-GPU bench row: pp 7 tp 4 dp 4 mbs 8, 3025 states, 1.81 against 2.00 in 5 s) */
-  if (c.C >= 3 && o->exact != 0) {
+  if (c.C >= 3 && o->exact != 0 && o->count == HP_PAT_COUNT_AUTO) {
     double states = 1;
     for (int x = 0; x < c.C; x++) states *= pt->groups[x] + 1;
     if ((double)(L + 1) * (c.K + 1) * states <= PAT_EXACT_LISTS &&
@@ -1161,6 +1416,18 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
       }
     }
   }
+  /* three classes or more: the count of ranks where its states fit (the mixed stages
+   * apart where they fit too); where its frontiers overflow, the sides */
+  if (c.C >= 3 && o->exact != 0 && o->count != HP_PAT_COUNT_SIDES) {
+    if (rank_plan(&c, fmin(PAT_RANK_STATES, PAT_RANK_LISTS / ((double)(L + 1) * c.KS)))) {
+      r->sides = 2;
+      err = counted_ranks(&c, r, o->cutoff, &done);
+      if (err || done || c.stopped || !c.overflow) goto counted_done;
+      r->sides = 0;
+      r->found = 0;
+      r->kept = -INFINITY;
+    }
+  }
   if (c.C >= 3 && counted) {
     r->sides = 1;
     err = counted_sides(&c, r, o->cutoff, &done);
@@ -1173,6 +1440,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   } else {
     err = lagrange(&c, r, o->cutoff, 0, &done);
   }
+counted_done:
   r->done = done && !err;
 done:
   if (!err && !r->done && quick > -INFINITY) {   /* the counted runs were cut short */
@@ -1185,6 +1453,10 @@ done:
   release(&c);
   free(c.pen);
   free(c.kside);
+  free(c.kco);
+  free(c.rdec);
+  free(c.rcap);
+  free(c.rbin);
   free(c.split);
   free(c.nsp);
   free(c.pre);

@@ -193,6 +193,11 @@ hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_
  * configuration, and the pattern sequence that attains it. */
 #include "hetplan/hp_pattern.h"
 
+/* With three classes or more, the count of groups the pattern DP keeps in its state
+ * (pattern_dp.c): by default the count per class where it is small, else the count of
+ * ranks where it fits, else two sides; the others force one (for the tests). */
+enum { HP_PAT_COUNT_AUTO, HP_PAT_COUNT_RANKS, HP_PAT_COUNT_SIDES };
+
 typedef struct hp_pat_opts {
   double cutoff;       /* only bounds below it matter (INFINITY: all); at or above it the
                         * bound reported is the cutoff itself */
@@ -200,6 +205,7 @@ typedef struct hp_pat_opts {
   const volatile sig_atomic_t *stop;   /* may be NULL */
   int exact;           /* 1: count groups exactly (two classes at most) whatever it costs;
                         * 0: prices only; -1: exact while affordable, else prices */
+  int count;           /* three classes or more: which count of groups (HP_PAT_COUNT_*) */
   int frontier;        /* points a frontier keeps before it merges (0: the default, 64);
                         * more: a bound as high or higher, at more cost */
   const struct hp_team *team;   /* several members run this one DP together, each stage's
@@ -215,7 +221,8 @@ typedef struct hp_pat_result {
   double bound;        /* lower bound on every plan of the configuration; INFINITY: none
                         * fits; the cutoff when nothing is below it */
   int exact;           /* the bound counted groups exactly (else it is Lagrangian) */
-  int sides;           /* Lagrangian over a count of two sides of the classes (3 or more) */
+  int sides;           /* Lagrangian over a count of the classes (3 or more): 1 two sides,
+                        * 2 ranks */
   int partial;         /* the price search stopped early: `bound` holds, a better may exist */
   int merged;          /* some frontier merged points (a relaxation of the DP's own) */
   int found;           /* a sequence below the cutoff is recorded: */
@@ -273,7 +280,8 @@ typedef struct hp_cfg_bound {
   int enumerated;      /* `bound` is the configuration's optimum, by enumeration */
   int partial;         /* its DP stopped in the price search, or its split kinds' run was
                         * cut short (pattern_pass.c): the bound holds, may rise */
-  int sides;           /* counted over two sides of the classes, priced within */
+  int sides;           /* counted over two sides (1) or ranks (2) of the classes, priced
+                        * within */
   long work;
 } hp_cfg_bound;
 

@@ -243,7 +243,7 @@ static hp_err merge_figures(search *s, int lower, hp_diag *d)
     s->b[i].merged = v[5 * n + i] > 0;
     s->b[i].enumerated = v[6 * n + i] > 0;
     s->b[i].partial = v[7 * n + i] > 0;
-    s->b[i].sides = v[8 * n + i] > 0;
+    s->b[i].sides = (int)v[8 * n + i];
   }
   s->out->stopped = (hp_stop)st;
   return HP_OK;
@@ -720,16 +720,19 @@ static void name_open(const search *s)
  * optimum), counted exactly, priced (the Lagrangian bound), merged frontiers. */
 static void basis_note(const search *s)
 {
-  int en = 0, ex = 0, sd = 0, pr = 0, mg = 0, pa = 0;
+  int en = 0, ex = 0, sd = 0, rk = 0, pr = 0, mg = 0, pa = 0;
   for (int i = 0; i < s->n; i++) {
     if (s->b[i].enumerated) { en++; continue; }
-    if (s->b[i].exact) ex++; else if (s->b[i].sides) sd++; else pr++;
+    if (s->b[i].exact) ex++; else if (s->b[i].sides == 2) rk++; else if (s->b[i].sides) sd++; else pr++;
     mg += s->b[i].merged;
     pa += s->b[i].partial;
   }
-  snprintf(s->out->space_note, sizeof s->out->space_note, "bounds: %d enumerated, %d counted "
-           "exactly, %d counted in two sides and priced, %d priced, %d merged, %d searches "
-           "cut short", en, ex, sd, pr, mg, pa);
+  char note[256] = {0};                /* counts of up to 5 digits fit space_note */
+  snprintf(note, sizeof note, "bounds: %d enumerated, %d counted exactly, %d by rank and %d "
+           "in two sides (priced), %d priced, %d merged, %d searches cut short", en, ex, rk, sd,
+           pr, mg, pa);
+  memcpy(s->out->space_note, note, sizeof s->out->space_note - 1);
+  s->out->space_note[sizeof s->out->space_note - 1] = '\0';
 }
 
 /* The certificate's bound and status; over a part of the job's space, only a status

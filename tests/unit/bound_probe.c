@@ -13,8 +13,25 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
   return bp_dp_bound_counted(p, cl, c, exact, frontier, seconds, partial, NULL);
 }
 
+static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                       int exact, int count, int frontier, double seconds, int *partial,
+                       int *counted, int *sides);
+
 double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                            int exact, int frontier, double seconds, int *partial, int *counted)
+{
+  return dp_bound(p, cl, c, exact, HP_PAT_COUNT_AUTO, frontier, seconds, partial, counted, NULL);
+}
+
+double bp_dp_bound_count(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                         int count, int *sides)
+{
+  return dp_bound(p, cl, c, -1, count, 0, INFINITY, NULL, NULL, sides);
+}
+
+static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                       int exact, int count, int frontier, double seconds, int *partial,
+                       int *counted, int *sides)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
@@ -24,6 +41,7 @@ double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_c
   double v = NAN;
   if (partial) *partial = 0;
   if (counted) *counted = 0;
+  if (sides) *sides = 0;
   memset(&pt, 0, sizeof pt);
   if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
     fprintf(stderr, "  pattern DP: %s\n", d.msg);
@@ -32,12 +50,14 @@ double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_c
   }
   hp__pat_opts_init(&o);
   o.exact = exact;
+  o.count = count;
   o.frontier = frontier;
   if (isfinite(seconds)) o.deadline = hp__now() + seconds;
   if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) {
     v = r.bound;
     if (partial) *partial = r.partial;
     if (counted) *counted = r.exact;
+    if (sides) *sides = r.exact ? -1 : r.sides;
   }
   hp__pat_result_release(&r);
   hp_patterns_release(&pt);

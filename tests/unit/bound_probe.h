@@ -16,6 +16,11 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
  * three classes or more: the count per class, pattern_dp.c). */
 double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                            int exact, int frontier, double seconds, int *partial, int *counted);
+/* The default bound (exact -1) with the count of groups `count` forced (HP_PAT_COUNT_*,
+ * three classes or more); *sides gets hp_pat_result.sides (1 two sides, 2 ranks), or -1
+ * where the count per class (exact) bound it. */
+double bp_dp_bound_count(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                         int count, int *sides);
 
 /* The pattern MIP of configuration c solved by `be` to the end: its optimum (INFINITY if
  * it has no point; NAN if the backend did not finish), and in *decoded the evaluator's

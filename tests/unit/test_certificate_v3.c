@@ -58,19 +58,44 @@ static int at_most(double a, double b, double tol)
   return a <= b || a <= b + tol * fabs(b);
 }
 
+/* Instance `seed` narrowed to the certificate's space (idle devices allowed where `idle`:
+ * then every configuration with pp tp dp <= D), with its classes and its configurations
+ * (*n of them); v3_close releases them. */
+static hp_problem *v3_open(unsigned long seed, int idle, hp_classes *cl, hp_config **cfg,
+                           int *n, char *what, size_t n_what)
+{
+  hp_diag d = {0};
+  hp_problem *p = ri_problem_kinds(seed, what, n_what);
+  ri_cert_scope(p);
+  p->job.idle_devices = idle;
+  *n = idle ? hp__configs_cert(p, cfg) : hp__configs(p, cfg);
+  if (hp_classes_build(p, HP_PATTERN_MAX_CLASSES, cl, &d) != HP_OK) {
+    fprintf(stderr, "  %s: the classes: %s\n", what, d.msg);
+    free(*cfg);
+    hp_problem_destroy(&p);
+  }
+  return p;
+}
+
+static void v3_close(hp_problem *p, hp_classes *cl, hp_config *cfg)
+{
+  free(cfg);
+  hp_classes_release(cl);
+  hp_problem_destroy(&p);
+}
+
 TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of_3_kinds)
 {
   int bad = 0, configs = 0, none_fit = 0, tight = 0, per_class = 0, per_class_tight = 0;
+  int ranked = 0, ranked_tight = 0, sided = 0, sided_tight = 0;
   for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
        seed++) {
     char what[768];
-    hp_problem *p = ri_problem_kinds(seed, what, sizeof what);
     hp_classes cl;
     hp_config *cfg = NULL;
-    hp_diag d = {0};
-    ri_cert_scope(p);
-    int n = hp__configs(p, &cfg);
-    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+    int n;
+    hp_problem *p = v3_open(seed, 0, &cl, &cfg, &n, what, sizeof what);
+    CHECK(p != NULL);
     for (int i = 0; i < n; i++) {
       const hp_config *c = &cfg[i];
       double bf = ri_brute_config(p, c);
@@ -91,16 +116,70 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
           bad++;
         }
       }
+      /* three classes or more: the count of ranks and the two sides, each forced */
+      for (int count = HP_PAT_COUNT_RANKS; cl.n >= 3 && count <= HP_PAT_COUNT_SIDES; count++) {
+        int sides = 0;
+        double b = bp_dp_bound_count(p, &cl, c, count, &sides);
+        int at = isfinite(bf) && b >= bf * (1 - V3_TOL);
+        if (sides == 2) { ranked++; ranked_tight += at; }
+        if (sides == 1) { sided++; sided_tight += at; }
+        if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
+          fprintf(stderr, "  VIOLATION (a) %s\n    pp %d tp %d dp %d mbs %d: DP bound (%s) "
+                  "%.12g, brute force %.12g\n", what, c->pp, c->tp, c->dp, c->mbs,
+                  count == HP_PAT_COUNT_RANKS ? "ranks" : "sides", b, bf);
+          bad++;
+        }
+      }
     }
-    free(cfg);
-    hp_classes_release(&cl);
-    hp_problem_destroy(&p);
+    v3_close(p, &cl, cfg);
   }
   fprintf(stderr, "  %d configurations (%d where nothing fits), the default DP bound tight on %d; "
-          "counted per class (3 classes or more) on %d, tight on %d of them\n",
-          configs, none_fit, tight, per_class, per_class_tight);
+          "counted per class (3 classes or more) on %d, tight on %d of them; by rank on %d "
+          "(tight on %d), in two sides on %d (tight on %d)\n",
+          configs, none_fit, tight, per_class, per_class_tight, ranked, ranked_tight, sided,
+          sided_tight);
   CHECK(configs > 0);
   CHECK(per_class > 0);                /* the count per class was held against brute force */
+  CHECK(ranked > 0 && sided > 0);      /* and the count of ranks, and the sides */
+  CHECK_INT(bad, 0);
+}
+
+/* The counts of groups with idle devices allowed (the counts then bound each class's use
+ * from above only): every count, forced, never above the least time of a configuration's
+ * plans, brute force leaving any devices idle. */
+TEST(certificate_v3_counts_with_idle_devices_never_above_brute_force_on_200_instances)
+{
+  int bad = 0, configs = 0, idle = 0, ranked = 0, ranked_tight = 0;
+  for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
+       seed++) {
+    char what[768];
+    hp_classes cl;
+    hp_config *cfg = NULL;
+    int n;
+    hp_problem *p = v3_open(seed, 1, &cl, &cfg, &n, what, sizeof what);   /* pp tp dp < D too */
+    CHECK(p != NULL);
+    for (int i = 0; cl.n >= 3 && i < n; i++) {
+      const hp_config *c = &cfg[i];
+      double bf = ri_brute_config(p, c);
+      configs++;
+      idle += c->pp * c->tp * c->dp < p->cluster->n_devices;
+      for (int count = HP_PAT_COUNT_AUTO; count <= HP_PAT_COUNT_SIDES; count++) {
+        int sides = 0;
+        double b = bp_dp_bound_count(p, &cl, c, count, &sides);
+        if (sides == 2) { ranked++; ranked_tight += isfinite(bf) && b >= bf * (1 - V3_TOL); }
+        if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
+          fprintf(stderr, "  VIOLATION %s, idle devices\n    pp %d tp %d dp %d mbs %d: DP bound "
+                  "(count %d) %.12g, brute force %.12g\n", what, c->pp, c->tp, c->dp, c->mbs,
+                  count, b, bf);
+          bad++;
+        }
+      }
+    }
+    v3_close(p, &cl, cfg);
+  }
+  fprintf(stderr, "  %d configurations of three classes or more, %d leaving devices idle; by rank "
+          "on %d, tight on %d\n", configs, idle, ranked, ranked_tight);
+  CHECK(idle > 0 && ranked > 0);
   CHECK_INT(bad, 0);
 }
 
@@ -113,16 +192,19 @@ TEST(certificate_v3_pattern_mip_between_dp_and_brute_force_on_200_instances_of_3
   for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
        seed++) {
     char what[768];
-    hp_problem *p = ri_problem_kinds(seed, what, sizeof what);
     hp_classes cl;
     hp_config *cfg = NULL;
-    hp_diag d = {0};
-    ri_cert_scope(p);
-    int n = hp__configs(p, &cfg);
-    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+    int n;
+    hp_problem *p = v3_open(seed, 0, &cl, &cfg, &n, what, sizeof what);
+    CHECK(p != NULL);
     for (int i = 0; i < n; i++) {
       const hp_config *c = &cfg[i];
       double bf = ri_brute_config(p, c), dpb = bp_dp_bound(p, &cl, c, -1, 0, INFINITY, NULL);
+      if (cl.n >= 3) {                 /* the count of ranks too: the program must not be below */
+        int sides = 0;
+        double rb = bp_dp_bound_count(p, &cl, c, HP_PAT_COUNT_RANKS, &sides);
+        if (sides == 2 && rb > dpb) dpb = rb;
+      }
       for (int k = 0; k < 2; k++) {
         double decoded, v;
         /* GLPK on every instance; CBC (about 40 ms a program, 30 times GLPK) on every third,
@@ -142,9 +224,7 @@ TEST(certificate_v3_pattern_mip_between_dp_and_brute_force_on_200_instances_of_3
         }
       }
     }
-    free(cfg);
-    hp_classes_release(&cl);
-    hp_problem_destroy(&p);
+    v3_close(p, &cl, cfg);
   }
   fprintf(stderr, "  %d MIP solves, %d at the brute-force optimum; largest excess over brute force "
           "%.2g, below the DP %.2g (relative)\n", solves, equal, worst_mip_bf, worst_mip_dp);

@@ -204,8 +204,8 @@ static int same_shared(const hp_problem *p, const hp_classes *cl, const hp_confi
 }
 
 /* Every configuration of p under the DP's modes of `modes` (bit m): exact where it
- * chooses (0: -1), prices only (1: 0), and frontiers of 2 points, which merge (2: the
- * order of insertion matters). */
+ * chooses (0: -1), prices only (1: 0), frontiers of 2 points, which merge (2: the
+ * order of insertion matters), and the count of ranks forced (3: three classes or more). */
 static void every_config(const hp_problem *p, unsigned modes, const char *what, int *runs, int *found,
                          int *merged)
 {
@@ -215,12 +215,13 @@ static void every_config(const hp_problem *p, unsigned modes, const char *what, 
   int n = hp__configs(p, &cfg);
   CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
   for (int i = 0; i < n; i++)
-    for (int mode = 0; mode < 3; mode++) {
+    for (int mode = 0; mode < 4; mode++) {
       hp_pat_opts o;
       if (!(modes >> mode & 1u)) continue;
       hp__pat_opts_init(&o);
       o.exact = mode == 1 ? 0 : -1;
       o.frontier = mode == 2 ? 2 : 0;
+      o.count = mode == 3 ? HP_PAT_COUNT_RANKS : HP_PAT_COUNT_AUTO;
       CHECK(same_shared(p, &cl, &cfg[i], o, what, runs, found, merged));
     }
   free(cfg);
@@ -232,10 +233,10 @@ TEST(pattern_dp_shared_by_two_or_three_members_gives_the_single_result_on_random
   int runs = 0, found = 0, merged = 0, n = harness_count(40);
   for (unsigned long seed = 1; seed <= (unsigned long)n; seed++) {
     char what[256];
-    /* three or four kinds, node sizes, matrices (the count per class, sides, prices) and
-     * the two-class family (the exact count) in turn */
+    /* three or four kinds, node sizes, matrices (the count per class, ranks, sides,
+     * prices) and the two-class family (the exact count) in turn */
     hp_problem *p = seed % 2 ? ri_problem_kinds(seed, what, sizeof what) : ri_problem(seed, what, sizeof what);
-    every_config(p, 7u, what, &runs, &found, &merged);
+    every_config(p, seed % 2 ? 15u : 7u, what, &runs, &found, &merged);
     hp_problem_destroy(&p);
   }
   fprintf(stderr, "  %d shared runs compared, %d with a sequence found, %d merged\n", runs, found, merged);
