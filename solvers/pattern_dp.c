@@ -73,8 +73,9 @@
  * (res_rank): necessary for every count per class, so a relaxation of it, with the prices
  * below on top; where its states are too many, adjacent ranks merge (rank_plan). On the
  * 4-kind 112-GPU bench row (pp 7, 20/20/8/8 groups) it bounds pp 7 tp 2 dp 8 mbs 1 at
- * 1.762 where the two sides and prices gave 1.498 (10 s): a stage of T4 alone must exist,
- * which prices cannot say. With more, or
+ * 1.762 where the two sides and prices gave 1.498 (10 s): the 8 T4 groups, all used, must
+ * lie in stages whose slowest class is T4 (one alone, or two that mix: a mixing stage holds
+ * at most 7), which prices cannot say. With more, or
  * when the exact state is too large, a Lagrangian relaxation prices each class's groups
  * (for every price vector the priced optimum minus the price of all groups is a bound)
  * and the prices are searched: bisection for two classes, coordinate ascent beyond.
