@@ -304,8 +304,9 @@ static int res_rank(const pdp *c, int res, int kind, int s_after)
     p[h] = v[h];
     x[h] = mixk && h > 0 ? v[C + h - 1] : 0;
   }
-  /* untracked (rmix 0): p[h] holds every stage of rank h; bounds below take each such
-   * stage at its least (1 of rank h, none low above ...) and its most */
+  /* untracked (rmix 0): x is 0 and p[h] counts every stage of rank h, each taken at what
+   * any of them may hold: one group of rank h or more; above j, 1 to dp high and at most
+   * dp - 1 low */
   for (int h = 0; h < C; h++) {
     long xs = 0;                        /* mixed stages of a higher rank */
     for (int g = h + 1; g < C; g++) xs += mixk ? x[g] : p[g];
@@ -1052,6 +1053,22 @@ static void set_sides(pdp *c, unsigned mask0)
   }
 }
 
+/* A class's time for the whole model, and the classes in order of it, fastest first
+ * (insertion sort: C <= 6): the order of the sides tried and of the ranks. */
+static double class_time(const pdp *c, int x)
+{
+  return c->pre[(size_t)x * (c->L + 1) + c->L];
+}
+
+static void fastest_first(const pdp *c, int *order)
+{
+  for (int x = 0; x < c->C; x++) order[x] = x;
+  for (int x = 1; x < c->C; x++)
+    for (int y = x; y > 0 && class_time(c, order[y]) < class_time(c, order[y - 1]); y--) {
+      int t = order[y]; order[y] = order[y - 1]; order[y - 1] = t;
+    }
+}
+
 /* With three classes or more: the counted state over two sides of the classes, with prices
  * within them. The sides tried are the fastest classes against the rest (1, 2, .., C - 1
  * of them, by their time for the whole model), each by one unpriced run; the price search
@@ -1063,12 +1080,7 @@ static hp_err counted_sides(pdp *c, hp_pat_result *r, double cutoff, int *done)
   double zero[HP_PATTERN_MAX_CLASSES] = {0}, best = -INFINITY, v;
   unsigned best_mask = 1u, mask = 0;
   hp_err err;
-  for (int x = 0; x < C; x++) order[x] = x;
-  for (int x = 1; x < C; x++)            /* fastest first (insertion sort: C <= 6) */
-    for (int y = x; y > 0 && c->pre[(size_t)order[y] * (c->L + 1) + c->L] <
-                                 c->pre[(size_t)order[y - 1] * (c->L + 1) + c->L]; y--) {
-      int t = order[y]; order[y] = order[y - 1]; order[y - 1] = t;
-    }
+  fastest_first(c, order);
   for (int k = 1; k < C; k++) {
     mask |= 1u << order[k - 1];
     set_sides(c, mask);
@@ -1128,12 +1140,7 @@ static double rank_cap(const pdp *c, const unsigned char *v, int left)
 static int rank_plan(pdp *c, double most)
 {
   int order[HP_PATTERN_MAX_CLASSES], lev[HP_PATTERN_MAX_CLASSES], C = c->C, n = C;
-  for (int x = 0; x < C; x++) order[x] = x;
-  for (int x = 1; x < C; x++)            /* fastest first (insertion sort: C <= 6) */
-    for (int y = x; y > 0 && c->pre[(size_t)order[y] * (c->L + 1) + c->L] <
-                                 c->pre[(size_t)order[y - 1] * (c->L + 1) + c->L]; y--) {
-      int t = order[y]; order[y] = order[y - 1]; order[y - 1] = t;
-    }
+  fastest_first(c, order);
   for (int q = 0; q < C; q++) lev[q] = q;    /* lev[q]: the rank of the q-th fastest */
   for (; n >= 3; n--) {
     if (rank_states(c->pp, 2 * n - 1, most) > 0 || rank_states(c->pp, n, most) > 0) {
@@ -1148,8 +1155,7 @@ static int rank_plan(pdp *c, double most)
     double bratio = INFINITY;
     for (int q = 1; q < C; q++)
       if (lev[q] != lev[q - 1]) {
-        double r = c->pre[(size_t)order[q] * (c->L + 1) + c->L] /
-                   fmax(c->pre[(size_t)order[q - 1] * (c->L + 1) + c->L], 1e-300);
+        double r = class_time(c, order[q]) / fmax(class_time(c, order[q - 1]), 1e-300);
         if (r < bratio) { bratio = r; best = q; }
       }
     for (int q = best; q < C; q++) lev[q]--;
