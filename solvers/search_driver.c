@@ -10,7 +10,9 @@
  *      below it decodes into a plan. Two rounds: the first gives each configuration a few
  *      times its share of the time left, so that none starves the rest; the second
  *      finishes those cut short with what is left, under a better cutoff (in a team, each
- *      configuration's DP shared by every member, pattern_dp.c).
+ *      configuration's DP shared by every member, pattern_dp.c). Between them, where the
+ *      first left the second work, the certificate runs placement descents (items of
+ *      placement_descent.c) on the configurations left open, for that better cutoff.
  *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
  *   bounds partial). The certificate goes on:
  *   3. a short simulated annealing from the incumbent, if a configuration is still open;
@@ -73,6 +75,13 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
  * made the 120 tiny instances of test_certificate12.c, which closing proves, time out
  * under ASan.) */
 #define ANNEAL_MOVES 10000
+
+/* The share of the time left that the placement descents between phase 2's rounds take
+ * (descending), and how many configurations in a row (on one member) may lower nothing
+ * before they stop: where the incumbent is already the best placement (two kinds, in
+ * Megatron order), a descent on a deep model spends its whole share to find nothing. */
+#define DESCENT_SHARE 0.25
+#define DESCENT_STALL 3
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
@@ -338,8 +347,63 @@ static int *promise_order(const double *fixed, int n)
   return order;
 }
 
+
+/* Whether phase 2's second round has work: a configuration its first round left without a
+ * bound, or with a price search cut short, that the incumbent does not prune. */
+static int resumes(const search *s)
+{
+  double inc = incumbent(s);
+  for (int i = 0; i < s->n; i++)
+    if (!s->b[i].done || (s->b[i].partial && !pruned_at(s, i, inc))) return 1;
+  return 0;
+}
+
+static int by_bound(const void *a, const void *b)
+{
+  const open_cfg *x = a, *y = b;
+  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
+  return x->i - y->i;
+}
+
+/* Between phase 2's rounds: the placement descent (placement_descent.c) of every
+ * configuration the incumbent does not prune, least bound first (those without one
+ * first), in DESCENT_SHARE of the time left, each an equal share of what remains, until
+ * DESCENT_STALL in a row lowered nothing; the q-th is member q % size's (no counter: they
+ * run no collective). Plans merged at the end, whatever happened. */
+static hp_err descending(search *s, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  const char *was = s->phase;
+  double end = hp__now() + DESCENT_SHARE * (s->deadline - hp__now());
+  int n_open = 0;
+  hp_err err = HP_OK, e2;
+  for (int i = 0; i < s->n; i++)
+    if (!pruned(s, i)) s->open[n_open++] = (open_cfg){ s->b[i].done ? s->b[i].bound : -INFINITY, i };
+  qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
+  s->phase = "placement descent";
+  s->total = n_open;
+  for (int q = t->rank, stall = 0; q < n_open && !err && stall < DESCENT_STALL; q += t->size) {
+    int mine = (n_open - q + t->size - 1) / t->size;     /* this member's, this one on */
+    double until = hp__now() + (end - hp__now()) / mine, before = incumbent(s);
+    if (hp__stop_now(s->lim->stop, end)) break;
+    err = hp__descend_config(s->prob, &s->cfg[s->open[q].i], s->out->plan, s->lim, until, s->out,
+                             NULL, d);
+    stall = s->out->plan && s->out->objective < before * (1 - HP_CERT_TOL) ? 0 : stall + 1;
+    publish(s);
+    report(s, q + 1);
+  }
+  e2 = merge_plans(s, d);              /* joined whatever happened above */
+  if (!err) err = e2;
+  s->phase = was;
+  s->total = s->n;
+  return team_check(s, err, d);
+}
+
 /* 2. The pattern bound and plan of every configuration, most promising first, in two
- * rounds; the figures and plans are merged after each, whatever happened in it. */
+ * rounds; the figures and plans are merged after each, whatever happened in it. Between
+ * the rounds of the certificate, where the first left work for the second (the instance is
+ * too large for the shares: small ones never pay for it), the placement descents
+ * (descending), so that the second round runs under a better cutoff. */
 static hp_err pattern_bounds(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
@@ -364,6 +428,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       int q = shared ? q0 : (int)t->claim(t->ctx, CTR_PATTERN + round), i, todo = 0;
       double share = INFINITY, inc;
       if (q >= head + s->n) break;
+
       if (q < head) {
         if (hp__should_stop(s->lim, s->deadline, s->out)) break;
         if (hp__now() < s->t0 + s->budget / 4)   /* phase 1's time, as there */
@@ -391,6 +456,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
     }
     e2 = merge_all(s, 0, d);
     if (!err) err = e2;
+    if (round == 0 && !err && s->cert && resumes(s)) err = descending(s, d);
   }
   hp_classes_release(&cl);
   return team_check(s, err, d);
@@ -437,13 +503,6 @@ static hp_err annealing(search *s, hp_diag *d)
   publish(s);
   report(s, s->n);
   return HP_OK;
-}
-
-static int by_bound(const void *a, const void *b)
-{
-  const open_cfg *x = a, *y = b;
-  if (x->bound != y->bound) return x->bound < y->bound ? -1 : 1;
-  return x->i - y->i;
 }
 
 /* 4. The pattern programs: the best configuration, then those left open, best bound
