@@ -28,6 +28,7 @@
 
 #define DESCENT_ORDERS_UPTO 5
 #define DESCENT_REACH 1.1
+#define DESCENT_STARTS 3
 
 typedef struct descent {
   const hp_problem *p;
@@ -113,46 +114,101 @@ static int order_of(const descent *s, const hp_plan *pl, int *order)
   return ok;
 }
 
-/* Every order of the types (Heap's algorithm) where there are at most DESCENT_ORDERS_UPTO,
- * else the types' order and its reverse: the best placement into best, *bt (each better
- * one offered to out). */
-static hp_err class_orders(descent *s, int *best, double *bt, hp_result *out, hp_diag *d)
+/* `in` with every run of consecutive stages whose groups are all of one type taken
+ * replica by replica (replica r's stages of the run on consecutive groups, so on one node
+ * where it holds several): into out. */
+static void replica_major(const descent *s, const int *in, int *out)
+{
+  int pp = s->c->pp, dp = s->c->dp;
+  memcpy(out, in, (size_t)s->ng * sizeof *out);
+  for (int s0 = 0, m; s0 < pp; s0 += m) {
+    int ty = s->type[in[s0 * dp]], pure = 1;
+    for (int r = 1; r < dp; r++) pure &= s->type[in[s0 * dp + r]] == ty;
+    for (m = 1; pure && s0 + m < pp; m++) {
+      int same = 1;
+      for (int r = 0; r < dp; r++) same &= s->type[in[(s0 + m) * dp + r]] == ty;
+      if (!same) break;
+    }
+    for (int j = 0; j < m * dp; j++) out[(s0 + j % m) * dp + j / m] = in[s0 * dp + j];
+  }
+}
+
+/* The starts of the descent (DESCENT_STARTS of them): every order of the types (Heap's
+ * algorithm) where there are at most DESCENT_ORDERS_UPTO, else the types' order and its
+ * reverse, each as it is (start 0: stages take the groups in that order) and replica by
+ * replica (start 1); the best of each into start[k], t[k]. Each plan better than *best
+ * is offered to out. */
+static hp_err class_orders(descent *s, int **start, double *t, double *best, hp_result *out,
+                           hp_diag *d)
 {
   int T = s->p->cluster->n_types, perm[DESCENT_ORDERS_UPTO], c[DESCENT_ORDERS_UPTO] = {0};
   int rank[64], *order = hp__calloc((size_t)s->ng + 1, sizeof *order);
+  int *rm = hp__calloc((size_t)s->ng + 1, sizeof *rm);
   hp_err err = HP_OK;
-  if (!order) return hp_fail(d, HP_NOMEM, "out of memory");
+  if (!order || !rm) err = hp_fail(d, HP_NOMEM, "out of memory");
   if (T > 64) T = 64;
-  for (int k = 0; !err && k < 2 && T > DESCENT_ORDERS_UPTO; k++) {
-    double t;
-    for (int i = 0; i < T; i++) rank[i] = k ? T - 1 - i : i;
-    class_order(s, rank, T, order);
-    if (!(err = cost(s, order, INFINITY, *bt, out, &t, d)) && t < *bt) {
-      *bt = t;
-      memcpy(best, order, (size_t)s->ng * sizeof *order);
-    }
-  }
   for (int i = 0; i < T && T <= DESCENT_ORDERS_UPTO; i++) perm[i] = i;
-  for (int i = 0, first = 1; !err && T <= DESCENT_ORDERS_UPTO && i < T;) {
-    if (!first) {                     /* the next order: Heap's algorithm */
-      if (c[i] >= i) { c[i++] = 0; continue; }
-      int j = i % 2 ? c[i] : 0, x = perm[j];
-      perm[j] = perm[i];
-      perm[i] = x;
-      c[i]++;
-      i = 0;
+  for (int i = 0, k = 0; !err && i < T && !hp__stop_now(s->lim->stop, s->deadline); k++) {
+    if (T > DESCENT_ORDERS_UPTO) {    /* the types' order and its reverse */
+      if (k == 2) break;
+      for (int j = 0; j < T; j++) rank[j] = k ? T - 1 - j : j;
+    } else {
+      if (k > 0) {                    /* the next order: Heap's algorithm */
+        if (c[i] >= i) { c[i++] = 0; k--; continue; }
+        int j = i % 2 ? c[i] : 0, x = perm[j];
+        perm[j] = perm[i];
+        perm[i] = x;
+        c[i]++;
+        i = 0;
+      }
+      for (int j = 0; j < T; j++) rank[perm[j]] = j;
     }
-    first = 0;
-    double t;
-    for (int k = 0; k < T; k++) rank[perm[k]] = k;
     class_order(s, rank, T, order);
-    if (!(err = cost(s, order, INFINITY, *bt, out, &t, d)) && t < *bt) {
-      *bt = t;
-      memcpy(best, order, (size_t)s->ng * sizeof *order);
+    replica_major(s, order, rm);
+    for (int v = 0; v < DESCENT_STARTS - 1 && !err; v++) {
+      const int *o = v ? rm : order;
+      double x;
+      if (!(err = cost(s, o, INFINITY, *best, out, &x, d)) && x < t[v]) {
+        t[v] = x;
+        memcpy(start[v], o, (size_t)s->ng * sizeof *o);
+      }
+      if (x < *best) *best = x;
     }
-    if (hp__stop_now(s->lim->stop, s->deadline)) break;
   }
   free(order);
+  free(rm);
+  return err;
+}
+
+/* First-improvement pair swaps from cur (time *t) until a whole pass improves nothing,
+ * the deadline or a stop; cur and *t end at the last improvement. */
+static hp_err descend(descent *s, int *cur, double *t, double *best, hp_result *out, hp_diag *d)
+{
+  hp_err err = HP_OK;
+  int dp = s->c->dp;
+  double ct;
+  for (int improved = isfinite(*t); improved && !err;) {
+    improved = 0;
+    for (int a = 0; a < s->slots && !err; a++)
+      for (int b = a + 1; b < s->ng && !err; b++) {
+        int ga = cur[a], gb = cur[b];
+        if (b < s->slots && a / dp == b / dp) continue;                 /* one stage */
+        if (s->type[ga] == s->type[gb] && s->node[ga] == s->node[gb]) continue;
+        if (hp__stop_now(s->lim->stop, s->deadline)) return HP_OK;
+        cur[a] = gb;
+        cur[b] = ga;
+        if ((err = cost(s, cur, *t * DESCENT_REACH, fmin(*best, *t * (1 - 1e-9)), out, &ct, d)))
+          break;
+        if (ct < *t * (1 - 1e-9)) {
+          *t = ct;
+          if (ct < *best) *best = ct;
+          improved = 1;
+        } else {
+          cur[a] = ga;
+          cur[b] = gb;
+        }
+      }
+  }
   return err;
 }
 
@@ -161,52 +217,38 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
                           hp_diag *d)
 {
   descent s = { p, c, lim, deadline, 0, c->pp * c->dp, NULL, NULL, NULL, 0 };
-  int D = p->cluster->n_devices, *cur = NULL, *alt = NULL;
-  double t = INFINITY, ct;
+  int D = p->cluster->n_devices, *st[DESCENT_STARTS] = { NULL };
+  double t[DESCENT_STARTS], best = INFINITY;
   hp_err err = HP_OK;
+  int ok = 1;
   s.first = hp__calloc((size_t)D + 1, sizeof *s.first);
   s.type = hp__calloc((size_t)D + 1, sizeof *s.type);
   s.node = hp__calloc((size_t)D + 1, sizeof *s.node);
-  cur = hp__calloc((size_t)D + 1, sizeof *cur);
-  alt = hp__calloc((size_t)D + 1, sizeof *alt);
-  if (!s.first || !s.type || !s.node || !cur || !alt) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  for (int k = 0; k < DESCENT_STARTS; k++) {
+    t[k] = INFINITY;
+    ok &= (st[k] = hp__calloc((size_t)D + 1, sizeof *st[k])) != NULL;
+  }
+  if (!s.first || !s.type || !s.node || !ok) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   s.ng = list_groups(&s);
   if (s.ng < s.slots) goto done;      /* no placement (hp__configs_cert lists none such) */
-  if ((err = class_orders(&s, cur, &t, out, d))) goto done;
+  if ((err = class_orders(&s, st, t, &best, out, d))) goto done;
+  /* the last start: the given plan's placement */
   if (start && start->pp == c->pp && start->tp == c->tp && start->dp == c->dp &&
-      start->mbs == c->mbs && order_of(&s, start, alt)) {
-    if ((err = cost(&s, alt, INFINITY, t, out, &ct, d))) goto done;
-    if (ct < t) {
-      t = ct;
-      memcpy(cur, alt, (size_t)s.ng * sizeof *cur);
-    }
-  }
-  for (int improved = isfinite(t); improved && !err;) {
-    improved = 0;
-    for (int a = 0; a < s.slots && !err; a++)
-      for (int b = a + 1; b < s.ng && !err; b++) {
-        int ga = cur[a], gb = cur[b];
-        if (b < s.slots && a / c->dp == b / c->dp) continue;              /* one stage */
-        if (s.type[ga] == s.type[gb] && s.node[ga] == s.node[gb]) continue;
-        if (hp__stop_now(lim->stop, deadline)) goto done;
-        cur[a] = gb;
-        cur[b] = ga;
-        if ((err = cost(&s, cur, t * DESCENT_REACH, t * (1 - 1e-9), out, &ct, d))) break;
-        if (ct < t * (1 - 1e-9)) {
-          t = ct;
-          improved = 1;
-        } else {
-          cur[a] = ga;
-          cur[b] = gb;
-        }
-      }
+      start->mbs == c->mbs && order_of(&s, start, st[DESCENT_STARTS - 1]) &&
+      (err = cost(&s, st[DESCENT_STARTS - 1], INFINITY, best, out, &t[DESCENT_STARTS - 1], d)))
+    goto done;
+  for (int k = 0; k < DESCENT_STARTS && !err; k++) {
+    int seen = 0;
+    for (int j = 0; j < k; j++) seen |= !memcmp(st[j], st[k], (size_t)s.ng * sizeof *st[k]);
+    if (seen || !isfinite(t[k])) continue;
+    if (t[k] < best) best = t[k];
+    err = descend(&s, st[k], &t[k], &best, out, d);
   }
 done:
   if (evals) *evals += s.evals;
   free(s.first);
   free(s.type);
   free(s.node);
-  free(cur);
-  free(alt);
+  for (int k = 0; k < DESCENT_STARTS; k++) free(st[k]);
   return err;
 }

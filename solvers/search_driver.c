@@ -11,8 +11,8 @@
  *      times its share of the time left, so that none starves the rest; the second
  *      finishes those cut short with what is left, under a better cutoff (in a team, each
  *      configuration's DP shared by every member, pattern_dp.c). Between them, where the
- *      first left the second work, the certificate runs placement descents (items of
- *      placement_descent.c) on the configurations left open, for that better cutoff.
+ *      first left the second work, placement descents (items of placement_descent.c) on
+ *      the configurations left open, for that better cutoff.
  *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
  *   bounds partial). The certificate goes on:
  *   3. a short simulated annealing from the incumbent, if a configuration is still open;
@@ -82,6 +82,10 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
  * Megatron order), a descent on a deep model spends its whole share to find nothing. */
 #define DESCENT_SHARE 0.25
 #define DESCENT_STALL 3
+/* ... and at most this share of the whole limit: on the 160-layer 140B row (two kinds,
+ * 768 GPUs) each layer DP takes long and no swap helps; three descents there took their
+ * whole shares, 15 s in all under this cap, about 40 s under DESCENT_SHARE alone. */
+#define DESCENT_LIMIT 0.05
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
@@ -367,14 +371,16 @@ static int by_bound(const void *a, const void *b)
 
 /* Between phase 2's rounds: the placement descent (placement_descent.c) of every
  * configuration the incumbent does not prune, least bound first (those without one
- * first), in DESCENT_SHARE of the time left, each an equal share of what remains, until
- * DESCENT_STALL in a row lowered nothing; the q-th is member q % size's (no counter: they
- * run no collective). Plans merged at the end, whatever happened. */
+ * first), in DESCENT_SHARE of the time left (DESCENT_LIMIT of the limit at most), each an
+ * equal share of what remains, until DESCENT_STALL in a row lowered nothing; the q-th is
+ * member q % size's (no counter: they run no collective). Plans merged at the end,
+ * whatever happened. */
 static hp_err descending(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
   const char *was = s->phase;
-  double end = hp__now() + DESCENT_SHARE * (s->deadline - hp__now());
+  double end = hp__now() + fmin(DESCENT_SHARE * (s->deadline - hp__now()),
+                                DESCENT_LIMIT * s->budget);
   int n_open = 0;
   hp_err err = HP_OK, e2;
   for (int i = 0; i < s->n; i++)
@@ -401,9 +407,9 @@ static hp_err descending(search *s, hp_diag *d)
 
 /* 2. The pattern bound and plan of every configuration, most promising first, in two
  * rounds; the figures and plans are merged after each, whatever happened in it. Between
- * the rounds of the certificate, where the first left work for the second (the instance is
- * too large for the shares: small ones never pay for it), the placement descents
- * (descending), so that the second round runs under a better cutoff. */
+ * the rounds, where the first left work for the second (the instance is too large for the
+ * shares: small ones never pay for it), the placement descents (descending), so that the
+ * second round runs under a better cutoff. */
 static hp_err pattern_bounds(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
@@ -456,7 +462,8 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
     }
     e2 = merge_all(s, 0, d);
     if (!err) err = e2;
-    if (round == 0 && !err && s->cert && resumes(s)) err = descending(s, d);
+    /* agreed: the descents end in collectives (a member that failed says no) */
+    if (round == 0 && all_agree(s, !err && resumes(s))) err = descending(s, d);
   }
   hp_classes_release(&cl);
   return team_check(s, err, d);
@@ -869,7 +876,7 @@ hp_err hp__search(const hp_problem *prob, const hp_limits *lim, const hp_team *t
   if (!s.cert) {
     out->space = HP_SPACE_RESTRICTED;
     snprintf(out->space_note, sizeof out->space_note, "placement: Megatron order, its stage "
-             "mirror, the baselines' and the pattern DP's; sharding per stage");
+             "mirror, the baselines', the pattern DP's and their descents'; sharding per stage");
   } else if ((s.scope = hp__cert_scope(prob, out->space_note, sizeof out->space_note)) != HP_CERT_FULL) {
     out->space = HP_SPACE_RESTRICTED;
   }
