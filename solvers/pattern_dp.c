@@ -1378,7 +1378,6 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     quick = v;
     if (v > r->bound) r->bound = v;
     if (v >= o->cutoff) { r->done = 1; goto done; }
-    if (o->quick) goto done;           /* marked partial below: the counted runs wait */
     done = 0;
     release(&c);
   }

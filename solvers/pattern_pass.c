@@ -52,8 +52,8 @@ static hp_err one_run(const hp_problem *p, const hp_patterns *pt, const hp_pat_o
 
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
-                          int frontier, int quick, const hp_team *team, hp_result *out,
-                          hp_cfg_bound *b, hp_diag *d)
+                          int frontier, const hp_team *team, hp_result *out, hp_cfg_bound *b,
+                          hp_diag *d)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
@@ -70,7 +70,6 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   o.deadline = fmin(deadline, hp__now() + share);   /* the share counts from here */
   o.stop = lim->stop;
   o.frontier = frontier;
-  o.quick = quick;
   o.team = team;
   /* with two classes at most, where the DP counts exactly in one run; with more, its price
    * search uses all the time it gets, and a share split between two searches leaves each

@@ -208,7 +208,6 @@ typedef struct hp_pat_opts {
   int count;           /* three classes or more: which count of groups (HP_PAT_COUNT_*) */
   int frontier;        /* points a frontier keeps before it merges (0: the default, 64);
                         * more: a bound as high or higher, at more cost */
-  int quick;           /* three classes or more: the quick bound alone (done, partial) */
   const struct hp_team *team;   /* several members run this one DP together, each stage's
                         * targets split among them (pattern_dp.c): every member calls with
                         * the same problem and options, and all end with the same result,
@@ -296,8 +295,8 @@ typedef struct hp_cfg_bound {
  * with the same cutoff and b: all end with the same b, the single process's. */
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
-                          int frontier, int quick, const hp_team *team, hp_result *out,
-                          hp_cfg_bound *b, hp_diag *d);
+                          int frontier, const hp_team *team, hp_result *out, hp_cfg_bound *b,
+                          hp_diag *d);
 
 /* --- The placement descent (placement_descent.c): a local search over which TP group
  * serves which slot of configuration c, the layer DP splitting each: from the best

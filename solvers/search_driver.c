@@ -87,10 +87,6 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
  * whole shares, 15 s in all under this cap, about 40 s under DESCENT_SHARE alone. */
 #define DESCENT_LIMIT 0.05
 
-/* The share of the time left that the quick bounds before phase 2's rounds may take
- * (quick_bounds). */
-#define QUICK_SHARE 0.25
-
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
  * started only when its plans fit in CLOSE_SHARE of the time left at that rate. */
@@ -409,31 +405,6 @@ static hp_err descending(search *s, hp_diag *d)
   return team_check(s, err, d);
 }
 
-/* With three classes or more, before phase 2's rounds: the quick bound of every
- * configuration (pattern_dp.c: one run at prices 0, marked partial), most promising first,
- * in QUICK_SHARE of the time left at most, the q-th on member q % size (no counter: they
- * run no collective); figures and plans merged at the end, whatever happened. Every
- * configuration then has a bound before round 0 shares out the time, and those the
- * incumbent prunes on it cost round 0 nothing. On the 4-kind 112-GPU row round 0 alone
- * sometimes ran out of its 60 s with configurations never started, which left no bound. */
-static hp_err quick_bounds(search *s, const hp_classes *cl, hp_diag *d)
-{
-  const hp_team *t = s->team;
-  double end = hp__now() + QUICK_SHARE * (s->deadline - hp__now());
-  hp_err err = HP_OK, e2;
-  for (int q = t->rank; q < s->n && !err; q += t->size) {
-    int i = s->order[q], mine = (s->n - q + t->size - 1) / t->size;
-    if (hp__stop_now(s->lim->stop, end)) break;
-    err = hp__pattern_config(s->prob, cl, &s->cfg[i], s->lim, incumbent(s), end,
-                             (end - hp__now()) / mine, 0, 1, NULL, s->out, &s->b[i], d);
-    publish(s);
-    report(s, q + 1);
-  }
-  e2 = merge_all(s, 0, d);             /* joined whatever happened above */
-  if (!err) err = e2;
-  return err;
-}
-
 /* 2. The pattern bound and plan of every configuration, most promising first, in two
  * rounds; the figures and plans are merged after each, whatever happened in it. Between
  * the rounds, where the first left work for the second (the instance is too large for the
@@ -449,7 +420,6 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
   s->total = s->n;
   if (!(s->order = promise_order(s->fixed, s->n))) err = hp_fail(d, HP_NOMEM, "out of memory");
   if (!err) err = hp_classes_build(s->prob, HP_PATTERN_SEARCH_CLASSES, &cl, d);
-  if (!err && cl.n >= 3) err = quick_bounds(s, &cl, d);
   for (int round = 0; round < 2; round++) {
     hp_err e2;
     /* round 1 in a team: every member on one configuration at a time, its DP shared
@@ -475,9 +445,8 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       q -= head;
       i = s->order[q];
       inc = hp__team_min(shared, incumbent(s));   /* the members' cutoffs are one */
-      /* round 1 also resumes a price search stopped early whose bound is below the best
-       * plan; round 0 a configuration with the quick bound alone (quick_bounds) */
-      if (s->b[i].done && !(s->b[i].partial && !pruned_at(s, i, inc))) continue;
+      /* round 1 also resumes a price search stopped early whose bound is below the best plan */
+      if (s->b[i].done && !(round == 1 && s->b[i].partial && !pruned_at(s, i, inc))) continue;
       if (hp__team_any(shared, hp__should_stop(s->lim, s->deadline, s->out))) break;
       /* round 0: a few times the configuration's share of the time left. A team keeps the
        * single process's share, though it has more time in all: what round 0 cuts short,
@@ -485,7 +454,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
        * under a worse one (measured: 20 % more) */
       for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done || s->b[s->order[k]].partial;
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
-      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share, 0, 0,
+      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share, 0,
                                shared, s->out, &s->b[i], d);
       err = hp__team_agree_err(shared, err);
       publish(s);
@@ -709,8 +678,8 @@ static hp_err tightening(search *s, hp_diag *d)
       if (pruned_at(s, i, incumbent(s))) continue;
       left = s->deadline - hp__now();
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline,
-                               fmax(MIP_MIN_SECONDS, left / (double)(n_open - q)), frontier, 0,
-                               NULL, s->out, &s->b[i], d);
+                               fmax(MIP_MIN_SECONDS, left / (double)(n_open - q)), frontier, NULL,
+                               s->out, &s->b[i], d);
       publish(s);
       report(s, q + 1);
     }
