@@ -1,25 +1,29 @@
 /* placement_descent.c -- a local search over the placement of one configuration: which TP
  * group serves which slot (stage, replica), the layer DP splitting the layers for each.
- * It starts from the best of the class-order placements (the groups sorted by device
- * type in every order of the types where there are at most DESCENT_ORDERS_UPTO, else in
- * the types' order and its reverse; within a type in device order, so that a stage's
- * groups share nodes) and from a given plan of the configuration, if any; then swaps two
- * groups of different stages (or a used group and an unused one, where the configuration
- * leaves devices idle) wherever the swap lowers the evaluator's time, first improvement,
- * until a whole pass improves nothing, the deadline or a stop. Swaps of two groups of one
- * type on one node are skipped: the cost model cannot tell them apart.
+ * Three starts: the best class-order placement (the groups sorted by device type in every
+ * order of the types where there are at most DESCENT_ORDERS_UPTO, else in the types' order
+ * and its reverse; within a type in device order, so that a stage's groups share nodes),
+ * the best of the same orders taken replica by replica wherever consecutive stages hold
+ * one type (a replica's stages then share a node), and a given plan of the configuration,
+ * if any. From each, swaps of two groups of different stages (or of a used group and an
+ * unused one, where the configuration leaves devices idle) wherever the swap lowers the
+ * evaluator's time, first improvement, until a whole pass improves nothing, the deadline
+ * or a stop. Swaps of two groups of one type on one node are skipped: the cost model
+ * cannot tell them apart.
  *
  * Why: on clusters of three kinds or more the fixed placements and the pattern DP's
- * decoded plans leave much on the table. On the 4-kind 112-GPU bench row (GPT 2.6B), pp 7
- * tp 4 dp 4 mbs 1: the best class order reads 1.977 s, the descent 1.853 s in 0.4 s (690
- * evaluations): it pairs consecutive stages of a replica on one node, whose hand-off
- * then stays inside it, and parks the slowest groups on the cheapest layers. The
- * certificate's best plan had been 1.997 s through all 300 s.
+ * decoded plans leave much on the table. On the 4-kind 112-GPU bench row (GPT 2.6B,
+ * sharding dp and zdp), pp 7 tp 4 dp 4 mbs 1: the best class order reads 1.979 s, the
+ * descent 1.855 s in 0.2 s: it pairs consecutive stages of a replica on one node, whose
+ * hand-off then stays inside it, and parks the slowest groups on the cheapest layers. The
+ * certificate's best plan had been 2.005 s through all 300 s. On pp 7 tp 2 dp 8 the
+ * replica-by-replica start descends to 1.923, the other to 1.967.
  *
- * Each plan is offered (hp_result_offer) when it improves on the best of this search. The
+ * A plan is offered (hp_result_offer) when it improves on the best of this search. The
  * layer DP is asked only for splits below DESCENT_REACH times the current time: its own
  * figure takes each stage's slowest replica, above the evaluator's where a stage mixes
- * device types, so a cutoff at the current time would miss swaps that improve. */
+ * device types, so a cutoff at the current time would miss swaps that improve (with it,
+ * the descent above found nothing). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +59,8 @@ static int list_groups(descent *s)
 }
 
 /* The evaluator's time of the placement `order` split by the layer DP, into *t (INFINITY:
- * no split below `reach`, or none that fits or follows the job); with `offer`, the plan
- * is offered to `out` where *t is below `below`. */
+ * no split below `reach`, or none that fits or follows the job); the plan is offered to
+ * `out` where *t is below `below`. */
 static hp_err cost(descent *s, const int *order, double reach, double below, hp_result *out,
                    double *t, hp_diag *d)
 {
