@@ -84,7 +84,7 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
 #define DESCENT_STALL 3
 /* ... and at most this share of the whole limit: on the 160-layer 140B row (two kinds,
  * 768 GPUs) each layer DP takes long and no swap helps; three descents there took their
- * whole shares, 15 s in all under this cap, about 40 s under DESCENT_SHARE alone. */
+ * whole shares, 15 s in all under this cap (a quarter of the time left there: 40 s). */
 #define DESCENT_LIMIT 0.05
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
@@ -351,7 +351,6 @@ static int *promise_order(const double *fixed, int n)
   return order;
 }
 
-
 /* Whether phase 2's second round has work: a configuration its first round left without a
  * bound, or with a price search cut short, that the incumbent does not prune. */
 static int resumes(const search *s)
@@ -434,7 +433,6 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       int q = shared ? q0 : (int)t->claim(t->ctx, CTR_PATTERN + round), i, todo = 0;
       double share = INFINITY, inc;
       if (q >= head + s->n) break;
-
       if (q < head) {
         if (hp__should_stop(s->lim, s->deadline, s->out)) break;
         if (hp__now() < s->t0 + s->budget / 4)   /* phase 1's time, as there */
