@@ -224,7 +224,7 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
   int D = p->cluster->n_devices, *st[DESCENT_STARTS] = { NULL };
   double t[DESCENT_STARTS], best = INFINITY;
   hp_err err = HP_OK;
-  int ok = 1;
+  int ok = 1, given;
   s.first = hp__calloc((size_t)D + 1, sizeof *s.first);
   s.type = hp__calloc((size_t)D + 1, sizeof *s.type);
   s.node = hp__calloc((size_t)D + 1, sizeof *s.node);
@@ -235,11 +235,13 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
   if (!s.first || !s.type || !s.node || !ok) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   s.ng = list_groups(&s);
   if (s.ng < s.slots) goto done;      /* no placement (hp__configs_cert lists none such) */
+  /* the last start: the given plan's placement, read before anything is offered (start may
+   * be out's own plan, which an offer frees) */
+  given = start && start->pp == c->pp && start->tp == c->tp && start->dp == c->dp &&
+          start->mbs == c->mbs && order_of(&s, start, st[DESCENT_STARTS - 1]);
+  start = NULL;
   if ((err = class_orders(&s, st, t, &best, out, d))) goto done;
-  /* the last start: the given plan's placement */
-  if (start && start->pp == c->pp && start->tp == c->tp && start->dp == c->dp &&
-      start->mbs == c->mbs && order_of(&s, start, st[DESCENT_STARTS - 1]) &&
-      (err = cost(&s, st[DESCENT_STARTS - 1], INFINITY, best, out, &t[DESCENT_STARTS - 1], d)))
+  if (given && (err = cost(&s, st[DESCENT_STARTS - 1], INFINITY, best, out, &t[DESCENT_STARTS - 1], d)))
     goto done;
   for (int k = 0; k < DESCENT_STARTS && !err; k++) {
     int seen = 0;

@@ -300,10 +300,10 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
 
 /* --- The placement descent (placement_descent.c): a local search over which TP group
  * serves which slot of configuration c, the layer DP splitting each: from the best
- * class-order placement and from `start` (may be NULL; used where it is of c), swaps of
- * two groups while they lower the evaluator's time, until none does, `deadline` or a
- * stop. Every better plan is offered to `out`; *evals (may be NULL) counts the layer
- * DPs run. */
+ * class-order placements and from `start` (may be NULL; used where it is of c; may be
+ * out->plan: it is read before anything is offered), swaps of two groups while they lower
+ * the evaluator's time, until none does, `deadline` or a stop. Every better plan is
+ * offered to `out`; *evals (may be NULL) counts the layer DPs run. */
 hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan *start,
                           const hp_limits *lim, double deadline, hp_result *out, long *evals,
                           hp_diag *d);

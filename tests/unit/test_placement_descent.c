@@ -6,7 +6,9 @@
  *   - never below the configuration's brute-force optimum (ri_brute_config) over the
  *     same space;
  *   - never worse than its start: given the plan of the fixed placement (Megatron order)
- *     split by the layer DP, it returns that plan or a better one;
+ *     split by the layer DP, as the result's own plan (which an offer frees: the descent
+ *     must read it first, and under ASan a read after fails), it returns that plan or a
+ *     better one;
  *   - it finds a plan wherever the start is one.
  * How often it reaches the brute-force optimum is printed, not asserted: it is a local
  * search. Tolerance: relative 1e-9 (sums of the same terms in another order). */
@@ -68,7 +70,11 @@ TEST(placement_descent_offers_plans_never_below_brute_force_nor_above_its_start_
       hp_limits_init(&lim);
       hp_result_init(&r);
       configs++;
-      err = hp__descend_config(p, c, start, &lim, INFINITY, &r, &evals, &d);
+      /* the start offered first, then given as the result's own plan: an offer of a better
+       * one frees it, so the descent must read it before (under ASan a read after fails) */
+      if (start) err = hp__score_offer(p, &lim, start, &r, &d);
+      else err = HP_OK;
+      if (!err) err = hp__descend_config(p, c, r.plan, &lim, INFINITY, &r, &evals, &d);
       if (err != HP_OK) {
         fprintf(stderr, "  FAILED %s\n    pp %d tp %d dp %d mbs %d: %s\n", what, c->pp, c->tp,
                 c->dp, c->mbs, d.msg);
