@@ -44,17 +44,15 @@ typedef struct descent {
   long evals;
 } descent;
 
-/* The TP groups of degree tp on the nodes whose GPU count tp divides (cost-model.md 5). */
+/* The TP groups a plan may use (hp__tp_groups_usable), with each one's node and type. */
 static int list_groups(descent *s)
 {
   const hp_cluster *cl = s->p->cluster;
-  int tp = s->c->tp, n = 0;
-  for (int k = 0; k < cl->n_nodes; k++)
-    for (int g = 0; cl->nodes[k].gpus % tp == 0 && g + tp <= cl->nodes[k].gpus; g += tp) {
-      s->first[n] = cl->nodes[k].first + g;
-      s->type[n] = cl->nodes[k].type;
-      s->node[n++] = k;
-    }
+  int n = hp__tp_groups_usable(s->p, s->c->tp, s->first);
+  for (int g = 0; g < n; g++) {
+    s->node[g] = cl->dev_node[s->first[g]];
+    s->type[g] = cl->nodes[s->node[g]].type;
+  }
   return n;
 }
 

@@ -135,6 +135,9 @@ void hp__placement_move(int *order, int n, hp_rng *rng);
 /* The TP groups of a degree tp: tp consecutive GPUs of one node, in device order;
  * writes D / tp first-device ids into `first` and returns their count. */
 int hp__tp_groups(const hp_problem *p, int tp, int *first);
+/* The same on the nodes whose GPU count tp divides, the only groups a plan may use
+ * (cost-model.md 5): `sa` and the placement descent. */
+int hp__tp_groups_usable(const hp_problem *p, int tp, int *first);
 /* The two fixed placements the DP searches: variant 0, Megatron order (TP ranks on
  * consecutive devices, then replicas, then stages); variant 1, its stage mirror (stage s
  * takes the devices variant 0 gives stage pp-1-s: the last nodes' devices first). */

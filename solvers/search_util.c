@@ -76,6 +76,16 @@ int hp__tp_groups(const hp_problem *p, int tp, int *first)
   return n;
 }
 
+int hp__tp_groups_usable(const hp_problem *p, int tp, int *first)
+{
+  const hp_cluster *c = p->cluster;
+  int n = 0;
+  for (int k = 0; k < c->n_nodes; k++)
+    for (int g = 0; c->nodes[k].gpus % tp == 0 && g + tp <= c->nodes[k].gpus; g += tp)
+      first[n++] = c->nodes[k].first + g;
+  return n;
+}
+
 void hp__place_fixed(hp_plan *pl, int variant)
 {
   int per = pl->dp * pl->tp;

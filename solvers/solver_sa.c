@@ -64,18 +64,6 @@ static void legalize(const hp_problem *p, hp_plan *pl)
   }
 }
 
-/* The TP groups of degree tp on the nodes whose GPU count tp divides (the others may not
- * be used, cost-model.md 5): tp consecutive GPUs, in device order; their count. */
-static int sa_groups(const hp_problem *p, int tp, int *first)
-{
-  const hp_cluster *c = p->cluster;
-  int n = 0;
-  for (int k = 0; k < c->n_nodes; k++)
-    for (int g = 0; c->nodes[k].gpus % tp == 0 && g + tp <= c->nodes[k].gpus; g += tp)
-      first[n++] = c->nodes[k].first + g;
-  return n;
-}
-
 /* The configurations: hp__configs's, and under idle_devices those with fewer devices
  * whose TP groups exist (pp <= L, dp dividing gbs). *out is malloc'd; -1 out of memory. */
 static int sa_configs(const hp_problem *p, hp_config **out)
@@ -88,7 +76,7 @@ static int sa_configs(const hp_problem *p, hp_config **out)
   for (int pass = 0; pass < 2; pass++) {
     int at = n;
     for (int tp = 1; tp <= D; tp++) {
-      int ng = sa_groups(p, tp, groups);
+      int ng = hp__tp_groups_usable(p, tp, groups);
       for (int pp = 1; pp <= L && pp <= ng; pp++)
         for (int dp = 1; pp * dp <= ng && pp * dp * tp < D; dp++) {
           int nm;
@@ -255,8 +243,8 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     seed_res.plan = NULL;
     cur.ci = config_index(cfg, n, cur.pl);
     /* recover the group order from the placement, the unused groups after the used;
-     * a placement of other groups than sa_groups's starts from their own order */
-    cur.ng = sa_groups(prob, cur.pl->tp, cur.groups);
+     * a placement of other groups than hp__tp_groups_usable's starts from their own order */
+    cur.ng = hp__tp_groups_usable(prob, cur.pl->tp, cur.groups);
     for (int g = 0; g < cur.ng; g++) cand.order[g] = 0;          /* used flags */
     for (int i = 0; i < cur.pl->pp * cur.pl->dp && placed; i++) {
       int at = -1;
@@ -272,7 +260,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     if ((err = score(prob, &cur, d))) goto done;
   } else {
     cur.ci = hp__rng_int(&rng, n);
-    cur.ng = sa_groups(prob, cfg[cur.ci].tp, cur.groups);
+    cur.ng = hp__tp_groups_usable(prob, cfg[cur.ci].tp, cur.groups);
     for (int i = 0; i < cur.ng; i++) cur.order[i] = i;
     if ((err = rebuild(prob, cfg, &cur, INFINITY, deadline, lim->stop, &out->work, d))) goto done;
   }
@@ -295,7 +283,7 @@ static hp_err sa_solve(const hp_problem *prob, const hp_plan *start, const hp_li
     } else if (kind < 6) {                                /* configuration */
       cand.ci = hp__rng_int(&rng, n);
       if (cfg[cand.ci].tp != cfg[cur.ci].tp) {            /* new groups, Megatron order */
-        cand.ng = sa_groups(prob, cfg[cand.ci].tp, cand.groups);
+        cand.ng = hp__tp_groups_usable(prob, cfg[cand.ci].tp, cand.groups);
         for (int i = 0; i < cand.ng; i++) cand.order[i] = i;
       }
       err = rebuild(prob, cfg, &cand, cutoff, deadline, lim->stop, &out->work, d);
