@@ -78,7 +78,11 @@ static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *
    * (CglPreProcess::postProcess) on relaxations with a cutoff, and called a feasible
    * exact MIP infeasible when rows mixed bytes ~1e9 with seconds ~1e-3 */
   Cbc_setParameter(cm, "preprocess", "off");
-  snprintf(buf, sizeof buf, "%d", lim->threads > 0 ? lim->threads : 1);
+  /* One thread is CBC's serial search, "threads 0": "threads 1" is its threaded search
+   * with one worker, whose hand-back CBC 2.10.8 sometimes missed until a 10-s timed wait
+   * ran out (CbcThread::waitThread; seen on 64-row programs given 1.5 s: a few solves
+   * in a thousand stalled 10.0 s each, and the certificate ran past its time limit) */
+  snprintf(buf, sizeof buf, "%d", lim->threads > 1 ? lim->threads : 0);
   Cbc_setParameter(cm, "threads", buf);
   if (start) {
     ints = calloc((size_t)m->n_cols, sizeof *ints);
