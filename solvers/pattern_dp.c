@@ -189,6 +189,11 @@ typedef struct pdp {
   hp_front *cur, *nxt;   /* [(L+1) * KS * R] frontiers of stage s and s+1 */
   size_t *tcur, *tnxt;   /* the frontiers of cur and nxt that hold points */
   size_t n_tcur, n_tnxt, cap_t;
+  hp_front **own;        /* the frontiers (of either array) touched with no list yet: the
+                          * ones release frees, not all (L+1) KS R of them, most of which
+                          * a run never touches (reading them all faulted in every page
+                          * of the arrays: 0.6 s past the deadline on the 4-kind row) */
+  size_t n_own, cap_own;
   double cutoff;         /* compare priced values with it (cutoff + price of all groups) */
   long work, max_work;   /* max_work: transitions this run may try (0: any) */
   int merged;            /* some frontier merged points: the bound is below the exact DP's */
@@ -550,10 +555,20 @@ static int by_index(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-/* Notes the frontier at index ix of the next stage as touched, if it is empty: 0, or -2
- * out of memory. */
+/* Notes the frontier at index ix of the next stage as touched, if it is empty, and as
+ * one for release to free, if it has no list yet: 0, or -2 out of memory. */
 static int touch(pdp *c, size_t ix)
 {
+  if (!c->nxt[ix].ix) {                /* its list is about to be allocated */
+    if (c->n_own == c->cap_own) {
+      size_t ncap = c->cap_own ? 2 * c->cap_own : 1024;
+      hp_front **a = realloc(c->own, ncap * sizeof *a);
+      if (!a) return -2;
+      c->own = a;
+      c->cap_own = ncap;
+    }
+    c->own[c->n_own++] = &c->nxt[ix];
+  }
   if (c->nxt[ix].n == 0) {
     if (c->n_tnxt == c->cap_t) {
       size_t ncap = c->cap_t ? 2 * c->cap_t : 1024;
@@ -847,12 +862,15 @@ static hp_err run(pdp *c, long *best)
 
 static void release(pdp *c)
 {
-  size_t nf = (size_t)(c->L + 1) * (size_t)c->KS * (size_t)c->R;
-  for (int w = 0; w < 2; w++) {
-    hp_front *f = w ? c->nxt : c->cur;
-    for (size_t i = 0; f && i < nf; i++) free(f[i].ix);
-    free(f);
+  for (size_t q = 0; q < c->n_own; q++) {   /* one may be listed twice: freed once */
+    free(c->own[q]->ix);
+    c->own[q]->ix = NULL;
   }
+  free(c->own);
+  c->own = NULL;
+  c->n_own = c->cap_own = 0;
+  free(c->cur);
+  free(c->nxt);
   c->cur = c->nxt = NULL;
   free(c->tcur);
   free(c->tnxt);
@@ -904,7 +922,12 @@ static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cuto
   if ((err = run(c, &best))) return err;
   *done = !c->stopped && !c->overflow;
   if (!*done) return HP_OK;
-  if (best < 0) { *bound = isfinite(cutoff) ? cutoff : INFINITY; return HP_OK; }
+  /* nothing below the cutoff; or a best point of no finite time (nothing fits), whose
+   * rounding allowance below would read inf - inf */
+  if (best < 0 || objective(at(c, best)) == INFINITY) {
+    *bound = isfinite(cutoff) ? cutoff : INFINITY;
+    return HP_OK;
+  }
   /* the priced optimum less the prices: two sums that can be large and near each other
    * when prices are (a merged frontier can mislead the price search far out); less what
    * their rounding may have added, so that the difference stays a bound */
@@ -1261,7 +1284,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   pdp c;
   hp_err err = HP_OK;
   int L = tab->n_layers, done = 0, counted;
-  double quick = -INFINITY;            /* the quick bound with three classes or more */
+  double quick = -INFINITY, t_in = hp__now();   /* the quick bound with three classes or more */
   memset(&c, 0, sizeof c);
   memset(r, 0, sizeof *r);
   hp__fpool_init(&c.pool, sizeof(ppoint), 8192, PAT_MAX_POINTS);
@@ -1376,8 +1399,10 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     if ((err = priced(&c, zero, r, o->cutoff, &v, use, &done))) goto done;
     if (!done) goto done;              /* not even this: no bound */
     quick = v;
+    r->quick_s = hp__now() - t_in;
     if (v > r->bound) r->bound = v;
     if (v >= o->cutoff) { r->done = 1; goto done; }
+    if (o->quick) goto done;           /* marked partial below: the counted runs wait */
     done = 0;
     release(&c);
   }

@@ -22,16 +22,19 @@
 /* One DP run over `pt` with cutoff and options o: its bound into *b (the larger kept), its
  * sequence decoded into pl and offered; *done: the run ended (its bound holds). */
 static hp_err one_run(const hp_problem *p, const hp_patterns *pt, const hp_pat_opts *o,
-                      const hp_limits *lim, hp_plan *pl, hp_result *out, hp_cfg_bound *b,
-                      int *done, double *bound, hp_diag *d)
+                      const hp_limits *lim, double t_in, hp_plan *pl, hp_result *out,
+                      hp_cfg_bound *b, int *done, double *bound, hp_diag *d)
 {
   hp_pat_result r;
   int found = 0;
+  double t0 = hp__now();
   hp_err err;
   *done = 0;
   *bound = -INFINITY;
   if ((err = hp__pattern_bound(p, pt, o, &r, d))) return err;
   b->work += r.work;
+  /* its quick bound's time, and what came before it in this item (the patterns built) */
+  if (r.quick_s > 0) b->quick_s = fmax(b->quick_s, r.quick_s + (t0 - t_in));
   if (r.done && (!b->done || r.bound >= b->bound)) {   /* a rerun keeps the better bound */
     b->bound = r.bound;
     b->exact = r.exact;
@@ -52,14 +55,14 @@ static hp_err one_run(const hp_problem *p, const hp_patterns *pt, const hp_pat_o
 
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
-                          int frontier, const hp_team *team, hp_result *out, hp_cfg_bound *b,
-                          hp_diag *d)
+                          int frontier, int quick, const hp_team *team, hp_result *out,
+                          hp_cfg_bound *b, hp_diag *d)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
   hp_pat_opts o;
   int done = 0, built = 0;
-  double bound;
+  double bound, t_in = hp__now();
   hp_err err;
   /* a team's members agree on everything that steers them into the next shared DP
    * (team_agree.c): an error of one, a stop on one's own clock, the cutoff */
@@ -70,6 +73,7 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   o.deadline = fmin(deadline, hp__now() + share);   /* the share counts from here */
   o.stop = lim->stop;
   o.frontier = frontier;
+  o.quick = quick;
   o.team = team;
   /* with two classes at most, where the DP counts exactly in one run; with more, its price
    * search uses all the time it gets, and a share split between two searches leaves each
@@ -85,7 +89,7 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
      * split kinds; one cut short leaves the configuration unbounded, and that round runs
      * it again (unsplit first, with more time) */
     int have = !(err = hp_patterns_build_split(p, cl, pl, 0, &coarse, d));
-    if (!(err = hp__team_agree_err(team, err))) err = one_run(p, &coarse, &o, lim, pl, out, b, &done, &bound, d);
+    if (!(err = hp__team_agree_err(team, err))) err = one_run(p, &coarse, &o, lim, t_in, pl, out, b, &done, &bound, d);
     if (have) hp_patterns_release(&coarse);
     err = hp__team_agree_err(team, err);   /* each decoded the same sequence, on its own clock */
     if (out->plan && out->objective < o.cutoff) o.cutoff = out->objective;
@@ -99,7 +103,7 @@ hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_co
   }
   {
     int unsplit_done = done;
-    if (!(err = one_run(p, &pt, &o, lim, pl, out, b, &done, &bound, d)) && !done && unsplit_done)
+    if (!(err = one_run(p, &pt, &o, lim, t_in, pl, out, b, &done, &bound, d)) && !done && unsplit_done)
       b->partial = 1;                  /* the split run was cut short: resume it */
   }
 end:

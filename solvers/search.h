@@ -211,6 +211,7 @@ typedef struct hp_pat_opts {
   int count;           /* three classes or more: which count of groups (HP_PAT_COUNT_*) */
   int frontier;        /* points a frontier keeps before it merges (0: the default, 64);
                         * more: a bound as high or higher, at more cost */
+  int quick;           /* three classes or more: the quick bound alone (marked partial) */
   const struct hp_team *team;   /* several members run this one DP together, each stage's
                         * targets split among them (pattern_dp.c): every member calls with
                         * the same problem and options, and all end with the same result,
@@ -234,6 +235,8 @@ typedef struct hp_pat_result {
   unsigned char *rec;  /* [pp] recompute */
   double value, kept;  /* its DP value; the bound of the price it was found at */
   long work;           /* points created */
+  double quick_s;      /* seconds from the call to its quick bound (three classes or more;
+                        * 0: none ran) */
   /* from a pattern MIP's solution instead (NULL from the DP): groups of each class per
    * stage, count[s * n_cls + c], and per-layer sharding */
   int *count;
@@ -286,6 +289,7 @@ typedef struct hp_cfg_bound {
   int sides;           /* counted over two sides (1) or ranks (2) of the classes, priced
                         * within */
   long work;
+  double quick_s;      /* the longest its quick bound took, its patterns built (0: none ran) */
 } hp_cfg_bound;
 
 /* One item of the driver's phase 2 (pattern_pass.c): configuration c's pattern DP with
@@ -293,13 +297,15 @@ typedef struct hp_cfg_bound {
  * built + share); records the bound in *b if the DP ran to its end (its work either way),
  * and decodes the sequence found below the cutoff, if any, into a plan offered to `out`.
  * A configuration not yet bounded (!b->done) runs over unsplit kinds first, the split ones
- * only if that bound is below the cutoff; a split run cut short marks b partial. With a
+ * only if that bound is below the cutoff; a split run cut short marks b partial. `quick`
+ * (three classes or more): its quick bound alone, marked partial (hp_pat_opts.quick), for a
+ * configuration that the time left cannot take further. With a
  * team (else NULL), every member runs this item together, each DP shared (hp_pat_opts.team),
  * with the same cutoff and b: all end with the same b, the single process's. */
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                           const hp_limits *lim, double cutoff, double deadline, double share,
-                          int frontier, const hp_team *team, hp_result *out, hp_cfg_bound *b,
-                          hp_diag *d);
+                          int frontier, int quick, const hp_team *team, hp_result *out,
+                          hp_cfg_bound *b, hp_diag *d);
 
 /* --- The placement descent (placement_descent.c): a local search over which TP group
  * serves which slot of configuration c, the layer DP splitting each: from the best

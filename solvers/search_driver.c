@@ -93,6 +93,17 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
 #define CLOSE_RATE0 1e5
 #define CLOSE_SHARE 0.5
 
+/* With three classes or more, phase 2's first round starts no configuration once the time
+ * left is below QUICK_RESERVE times the mean quick bound seen for each one not yet bounded
+ * (per member): those take their quick bounds alone (quick_bounds), so that the
+ * certificate has a bound wherever the round runs out of time (the 4-kind 112-GPU row in
+ * 60 s had none in some runs: its last configurations were never started). */
+#define QUICK_RESERVE 2.0
+/* ... and never more than this share of the limit: the mean of the first few is high (the
+ * most promising configurations come first, and are the largest: on that row the first
+ * took 0.27 s, the rest 0.02 s on average) */
+#define QUICK_CAP 0.1
+
 typedef struct open_cfg { double bound; int i; } open_cfg;
 
 typedef struct search {
@@ -120,6 +131,8 @@ typedef struct search {
   unsigned long slices; /* the improving phase's annealings so far (each its own seed) */
   int rest;             /* phase 1's items after the configurations' that the certificate
                          * leaves to the head of phase 2 (incumbents()) */
+  double quick_s;       /* the quick bounds' seconds seen on this member (pattern_bounds), */
+  int quick_n;          /* and how many */
 } search;
 
 /* --- Incumbents and pruning. */
@@ -404,11 +417,55 @@ static hp_err descending(search *s, hp_diag *d)
   return team_check(s, err, d);
 }
 
+/* The quick bound alone (pattern_dp.c) of every configuration the first round of phase 2
+ * left with no bound, most promising first, the q-th member q % size's, each an equal share
+ * of the time left; then, in what is left, those it cut short again (their quick bounds
+ * take from milliseconds to a fifth of a second on the 4-kind 112-GPU row). Merged at the
+ * end, whatever happened. The second round resumes them (they are partial). */
+static hp_err quick_bounds(search *s, const hp_classes *cl, hp_diag *d)
+{
+  const hp_team *t = s->team;
+  const char *was = s->phase;
+  int n_open = 0;
+  hp_err err = HP_OK, e2;
+  for (int q = 0; q < s->n; q++)
+    if (!s->b[s->order[q]].done) s->open[n_open++] = (open_cfg){ 0, s->order[q] };
+  s->phase = "quick bounds";
+  s->total = n_open;
+  for (int sweep = 0; sweep < 2 && !err; sweep++) {
+    int mine = 0;
+    for (int q = t->rank; q < n_open; q += t->size) mine += !s->b[s->open[q].i].done;
+    for (int q = t->rank; q < n_open && !err; q += t->size) {
+      int i = s->open[q].i;
+      if (s->b[i].done) continue;
+      if (hp__should_stop(s->lim, s->deadline, s->out)) break;
+      err = hp__pattern_config(s->prob, cl, &s->cfg[i], s->lim, incumbent(s), s->deadline,
+                               (s->deadline - hp__now()) / mine--, 0, 1, NULL, s->out, &s->b[i], d);
+      publish(s);
+      report(s, q + 1);
+    }
+  }
+  e2 = merge_all(s, 0, d);             /* joined whatever happened above */
+  if (!err) err = e2;
+  s->phase = was;
+  s->total = s->n;
+  return err;
+}
+
+/* Some configuration has no bound yet. */
+static int unbounded(const search *s)
+{
+  for (int i = 0; i < s->n; i++)
+    if (!s->b[i].done) return 1;
+  return 0;
+}
+
 /* 2. The pattern bound and plan of every configuration, most promising first, in two
- * rounds; the figures and plans are merged after each, whatever happened in it. Between
- * the rounds, where the first left work for the second (the instance is too large for the
- * shares: small ones never pay for it), the placement descents (descending), so that the
- * second round runs under a better cutoff. */
+ * rounds; the figures and plans are merged after each, whatever happened in it. With three
+ * classes or more, the first round keeps a reserve for the quick bounds (quick_bounds) of
+ * the configurations it does not reach. Between the rounds, where the first left work for
+ * the second (the instance is too large for the shares: small ones never pay for it), the
+ * placement descents (descending), so that the second round runs under a better cutoff. */
 static hp_err pattern_bounds(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
@@ -451,16 +508,26 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
        * round 1 finishes under a better cutoff, so a larger share would only do more work
        * under a worse one (measured: 20 % more) */
       for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done || s->b[s->order[k]].partial;
+      /* the reserve: what is left goes to the quick bounds of those not bounded */
+      if (round == 0 && cl.n >= 3 && isfinite(s->deadline) &&
+          s->deadline - hp__now() < fmin(QUICK_CAP * s->budget,
+                                         QUICK_RESERVE * s->quick_s / fmax(1, s->quick_n) * todo / t->size))
+        break;
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
-      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share, 0,
+      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share, 0, 0,
                                shared, s->out, &s->b[i], d);
+      if (s->b[i].quick_s > 0) { s->quick_s += s->b[i].quick_s; s->quick_n++; }
       err = hp__team_agree_err(shared, err);
       publish(s);
       report(s, q + 1);
     }
     e2 = merge_all(s, 0, d);
     if (!err) err = e2;
-    /* agreed: the descents end in collectives (a member that failed says no) */
+    /* agreed: the quick bounds and the descents end in collectives (a member that failed
+     * says no) */
+    if (round == 0 && all_agree(s, !err && cl.n >= 3 && unbounded(s) &&
+                                   !hp__should_stop(s->lim, s->deadline, s->out)))
+      err = quick_bounds(s, &cl, d);
     if (round == 0 && all_agree(s, !err && resumes(s))) err = descending(s, d);
   }
   hp_classes_release(&cl);
@@ -676,8 +743,8 @@ static hp_err tightening(search *s, hp_diag *d)
       if (pruned_at(s, i, incumbent(s))) continue;
       left = s->deadline - hp__now();
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, incumbent(s), s->deadline,
-                               fmax(MIP_MIN_SECONDS, left / (double)(n_open - q)), frontier, NULL,
-                               s->out, &s->b[i], d);
+                               fmax(MIP_MIN_SECONDS, left / (double)(n_open - q)), frontier, 0,
+                               NULL, s->out, &s->b[i], d);
       publish(s);
       report(s, q + 1);
     }

@@ -144,6 +144,57 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
   CHECK_INT(bad, 0);
 }
 
+/* The quick bound alone (hp__pattern_config with quick: what the certificate gives the
+ * configurations its first round leaves unbounded) is a bound, marked partial so that the
+ * second round resumes it, never above the least time of the configuration's plans; a plan
+ * it decodes is a plan, never below that time. */
+TEST(certificate_v3_quick_bound_alone_is_partial_and_never_above_brute_force)
+{
+  int bad = 0, configs = 0, quick = 0, partial = 0, below_full = 0;
+  for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
+       seed++) {
+    char what[768];
+    hp_classes cl;
+    hp_config *cfg = NULL;
+    int n;
+    hp_problem *p = v3_open(seed, 0, &cl, &cfg, &n, what, sizeof what);
+    CHECK(p != NULL);
+    for (int i = 0; cl.n >= 3 && i < n; i++) {
+      const hp_config *c = &cfg[i];
+      double bf = ri_brute_config(p, c), full = bp_dp_bound(p, &cl, c, -1, 0, INFINITY, NULL);
+      hp_cfg_bound b;
+      hp_result r;
+      hp_limits lim;
+      hp_diag d = {0};
+      hp_err err;
+      memset(&b, 0, sizeof b);
+      hp_result_init(&r);
+      hp_limits_init(&lim);
+      err = hp__pattern_config(p, &cl, c, &lim, INFINITY, INFINITY, INFINITY, 0, 1, NULL, &r, &b, &d);
+      configs++;
+      quick += b.quick_s > 0;
+      partial += b.partial;
+      below_full += b.done && b.bound < full * (1 - V3_TOL);
+      /* done always; partial wherever the quick run ran and found something to fit */
+      if (err || !b.done || !at_most(b.bound, bf, V3_TOL) || (isinf(b.bound) && isfinite(bf)) ||
+          (b.quick_s > 0 && isfinite(b.bound) && !b.partial) ||
+          (r.plan && !at_most(bf, r.objective, V3_TOL))) {
+        fprintf(stderr, "  VIOLATION (quick) %s\n    pp %d tp %d dp %d mbs %d: err %d, done %d, "
+                "partial %d, quick bound %.12g, plan %.12g, brute force %.12g\n", what, c->pp,
+                c->tp, c->dp, c->mbs, (int)err, b.done, b.partial, b.bound,
+                r.plan ? r.objective : INFINITY, bf);
+        bad++;
+      }
+      hp_result_release(&r);
+    }
+    v3_close(p, &cl, cfg);
+  }
+  fprintf(stderr, "  %d configurations of three classes or more: the quick bound ran on %d, "
+          "partial on %d, below the full DP bound on %d\n", configs, quick, partial, below_full);
+  CHECK(quick > 0 && partial > 0);
+  CHECK_INT(bad, 0);
+}
+
 /* The counts of groups with idle devices allowed (the counts then bound each class's use
  * from above only): every count, forced, never above the least time of a configuration's
  * plans, brute force leaving any devices idle. */
