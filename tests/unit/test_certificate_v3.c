@@ -58,80 +58,89 @@ static int at_most(double a, double b, double tol)
   return a <= b || a <= b + tol * fabs(b);
 }
 
-/* Instance `seed` narrowed to the certificate's space (idle devices allowed where `idle`:
- * then every configuration with pp tp dp <= D), with its classes and its configurations
- * (*n of them); v3_close releases them. */
-static hp_problem *v3_open(unsigned long seed, int idle, hp_classes *cl, hp_config **cfg,
-                           int *n, char *what, size_t n_what)
+/* One instance of tests (a) and (b): the problem narrowed to the certificate's space, its
+ * classes and its configurations (n of them). */
+typedef struct v3_inst {
+  hp_problem *p;       /* NULL: the instance could not be built (said on stderr) */
+  hp_classes cl;
+  hp_config *cfg;
+  int n;
+  char what[768];
+} v3_inst;
+
+/* Instance `seed` into *v (idle devices allowed where `idle`: then every configuration
+ * with pp tp dp <= D): 0 past the last seed of (a) and (b), else 1 (v->p NULL where it
+ * failed); v3_close releases it. */
+static int v3_open(v3_inst *v, unsigned long seed, int idle)
 {
   hp_diag d = {0};
-  hp_problem *p = ri_problem_kinds(seed, what, n_what);
-  ri_cert_scope(p);
-  p->job.idle_devices = idle;
-  *n = idle ? hp__configs_cert(p, cfg) : hp__configs(p, cfg);
-  if (hp_classes_build(p, HP_PATTERN_MAX_CLASSES, cl, &d) != HP_OK) {
-    fprintf(stderr, "  %s: the classes: %s\n", what, d.msg);
-    free(*cfg);
-    hp_problem_destroy(&p);
+  memset(v, 0, sizeof *v);
+  if (seed >= V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS)) return 0;
+  v->p = ri_problem_kinds(seed, v->what, sizeof v->what);
+  ri_cert_scope(v->p);
+  v->p->job.idle_devices = idle;
+  v->n = idle ? hp__configs_cert(v->p, &v->cfg) : hp__configs(v->p, &v->cfg);
+  if (hp_classes_build(v->p, HP_PATTERN_MAX_CLASSES, &v->cl, &d) != HP_OK) {
+    fprintf(stderr, "  %s: the classes: %s\n", v->what, d.msg);
+    free(v->cfg);
+    v->cfg = NULL;
+    v->n = 0;
+    hp_problem_destroy(&v->p);
   }
-  return p;
+  return 1;
 }
 
-static void v3_close(hp_problem *p, hp_classes *cl, hp_config *cfg)
+static void v3_close(v3_inst *v)
 {
-  free(cfg);
-  hp_classes_release(cl);
-  hp_problem_destroy(&p);
+  free(v->cfg);
+  if (v->p) hp_classes_release(&v->cl);
+  hp_problem_destroy(&v->p);
 }
 
 TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of_3_kinds)
 {
   int bad = 0, configs = 0, none_fit = 0, tight = 0, per_class = 0, per_class_tight = 0;
   int ranked = 0, ranked_tight = 0, sided = 0, sided_tight = 0;
-  for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
-       seed++) {
-    char what[768];
-    hp_classes cl;
-    hp_config *cfg = NULL;
-    int n;
-    hp_problem *p = v3_open(seed, 0, &cl, &cfg, &n, what, sizeof what);
+  v3_inst v;
+  for (unsigned long seed = V3_FIRST_SEED; v3_open(&v, seed, 0); seed++) {
+    hp_problem *p = v.p;
     CHECK(p != NULL);
-    for (int i = 0; i < n; i++) {
-      const hp_config *c = &cfg[i];
+    for (int i = 0; i < v.n; i++) {
+      const hp_config *c = &v.cfg[i];
       double bf = ri_brute_config(p, c);
       configs++;
       none_fit += isinf(bf);
       for (int exact = -1; exact <= 1; exact++) {     /* the default, prices, exact count */
         int counted = 0;
-        double b = bp_dp_bound_counted(p, &cl, c, exact, 0, INFINITY, NULL, &counted);
+        double b = bp_dp_bound_counted(p, &v.cl, c, exact, 0, INFINITY, NULL, &counted);
         if (exact == -1) tight += isfinite(bf) && b >= bf * (1 - V3_TOL);
         /* three classes or more counted exactly: the count per class (pattern_dp.c) */
-        if (exact == -1 && counted && cl.n >= 3) {
+        if (exact == -1 && counted && v.cl.n >= 3) {
           per_class++;
           per_class_tight += isfinite(bf) && b >= bf * (1 - V3_TOL);
         }
         if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
           fprintf(stderr, "  VIOLATION (a) %s\n    pp %d tp %d dp %d mbs %d: DP bound (exact %d) "
-                  "%.12g, brute force %.12g\n", what, c->pp, c->tp, c->dp, c->mbs, exact, b, bf);
+                  "%.12g, brute force %.12g\n", v.what, c->pp, c->tp, c->dp, c->mbs, exact, b, bf);
           bad++;
         }
       }
       /* three classes or more: the count of ranks and the two sides, each forced */
-      for (int count = HP_PAT_COUNT_RANKS; cl.n >= 3 && count <= HP_PAT_COUNT_SIDES; count++) {
+      for (int count = HP_PAT_COUNT_RANKS; v.cl.n >= 3 && count <= HP_PAT_COUNT_SIDES; count++) {
         int sides = 0;
-        double b = bp_dp_bound_count(p, &cl, c, count, &sides);
+        double b = bp_dp_bound_count(p, &v.cl, c, count, &sides);
         int at = isfinite(bf) && b >= bf * (1 - V3_TOL);
         if (sides == 2) { ranked++; ranked_tight += at; }
         if (sides == 1) { sided++; sided_tight += at; }
         if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
           fprintf(stderr, "  VIOLATION (a) %s\n    pp %d tp %d dp %d mbs %d: DP bound (%s) "
-                  "%.12g, brute force %.12g\n", what, c->pp, c->tp, c->dp, c->mbs,
+                  "%.12g, brute force %.12g\n", v.what, c->pp, c->tp, c->dp, c->mbs,
                   count == HP_PAT_COUNT_RANKS ? "ranks" : "sides", b, bf);
           bad++;
         }
       }
     }
-    v3_close(p, &cl, cfg);
+    v3_close(&v);
   }
   fprintf(stderr, "  %d configurations (%d where nothing fits), the default DP bound tight on %d; "
           "counted per class (3 classes or more) on %d, tight on %d of them; by rank on %d "
@@ -151,17 +160,13 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
 TEST(certificate_v3_quick_bound_alone_is_partial_and_never_above_brute_force)
 {
   int bad = 0, configs = 0, quick = 0, partial = 0, below_full = 0;
-  for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
-       seed++) {
-    char what[768];
-    hp_classes cl;
-    hp_config *cfg = NULL;
-    int n;
-    hp_problem *p = v3_open(seed, 0, &cl, &cfg, &n, what, sizeof what);
+  v3_inst v;
+  for (unsigned long seed = V3_FIRST_SEED; v3_open(&v, seed, 0); seed++) {
+    hp_problem *p = v.p;
     CHECK(p != NULL);
-    for (int i = 0; cl.n >= 3 && i < n; i++) {
-      const hp_config *c = &cfg[i];
-      double bf = ri_brute_config(p, c), full = bp_dp_bound(p, &cl, c, -1, 0, INFINITY, NULL);
+    for (int i = 0; v.cl.n >= 3 && i < v.n; i++) {
+      const hp_config *c = &v.cfg[i];
+      double bf = ri_brute_config(p, c), full = bp_dp_bound(p, &v.cl, c, -1, 0, INFINITY, NULL);
       hp_cfg_bound b;
       hp_result r;
       hp_limits lim;
@@ -170,7 +175,7 @@ TEST(certificate_v3_quick_bound_alone_is_partial_and_never_above_brute_force)
       memset(&b, 0, sizeof b);
       hp_result_init(&r);
       hp_limits_init(&lim);
-      err = hp__pattern_config(p, &cl, c, &lim, INFINITY, INFINITY, INFINITY, 0, 1, NULL, &r, &b, &d);
+      err = hp__pattern_config(p, &v.cl, c, &lim, INFINITY, INFINITY, INFINITY, 0, 1, NULL, &r, &b, &d);
       configs++;
       quick += b.quick_s > 0;
       partial += b.partial;
@@ -180,14 +185,14 @@ TEST(certificate_v3_quick_bound_alone_is_partial_and_never_above_brute_force)
           (b.quick_s > 0 && isfinite(b.bound) && !b.partial) ||
           (r.plan && !at_most(bf, r.objective, V3_TOL))) {
         fprintf(stderr, "  VIOLATION (quick) %s\n    pp %d tp %d dp %d mbs %d: err %d, done %d, "
-                "partial %d, quick bound %.12g, plan %.12g, brute force %.12g\n", what, c->pp,
+                "partial %d, quick bound %.12g, plan %.12g, brute force %.12g\n", v.what, c->pp,
                 c->tp, c->dp, c->mbs, (int)err, b.done, b.partial, b.bound,
                 r.plan ? r.objective : INFINITY, bf);
         bad++;
       }
       hp_result_release(&r);
     }
-    v3_close(p, &cl, cfg);
+    v3_close(&v);
   }
   fprintf(stderr, "  %d configurations of three classes or more: the quick bound ran on %d, "
           "partial on %d, below the full DP bound on %d\n", configs, quick, partial, below_full);
@@ -201,32 +206,28 @@ TEST(certificate_v3_quick_bound_alone_is_partial_and_never_above_brute_force)
 TEST(certificate_v3_counts_with_idle_devices_never_above_brute_force_on_200_instances)
 {
   int bad = 0, configs = 0, idle = 0, ranked = 0, ranked_tight = 0;
-  for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
-       seed++) {
-    char what[768];
-    hp_classes cl;
-    hp_config *cfg = NULL;
-    int n;
-    hp_problem *p = v3_open(seed, 1, &cl, &cfg, &n, what, sizeof what);   /* pp tp dp < D too */
+  v3_inst v;
+  for (unsigned long seed = V3_FIRST_SEED; v3_open(&v, seed, 1); seed++) {   /* pp tp dp < D too */
+    hp_problem *p = v.p;
     CHECK(p != NULL);
-    for (int i = 0; cl.n >= 3 && i < n; i++) {
-      const hp_config *c = &cfg[i];
+    for (int i = 0; v.cl.n >= 3 && i < v.n; i++) {
+      const hp_config *c = &v.cfg[i];
       double bf = ri_brute_config(p, c);
       configs++;
       idle += c->pp * c->tp * c->dp < p->cluster->n_devices;
       for (int count = HP_PAT_COUNT_AUTO; count <= HP_PAT_COUNT_SIDES; count++) {
         int sides = 0;
-        double b = bp_dp_bound_count(p, &cl, c, count, &sides);
+        double b = bp_dp_bound_count(p, &v.cl, c, count, &sides);
         if (sides == 2) { ranked++; ranked_tight += isfinite(bf) && b >= bf * (1 - V3_TOL); }
         if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
           fprintf(stderr, "  VIOLATION %s, idle devices\n    pp %d tp %d dp %d mbs %d: DP bound "
-                  "(count %d) %.12g, brute force %.12g\n", what, c->pp, c->tp, c->dp, c->mbs,
+                  "(count %d) %.12g, brute force %.12g\n", v.what, c->pp, c->tp, c->dp, c->mbs,
                   count, b, bf);
           bad++;
         }
       }
     }
-    v3_close(p, &cl, cfg);
+    v3_close(&v);
   }
   fprintf(stderr, "  %d configurations of three classes or more, %d leaving devices idle; by rank "
           "on %d, tight on %d\n", configs, idle, ranked, ranked_tight);
@@ -240,42 +241,38 @@ TEST(certificate_v3_pattern_mip_between_dp_and_brute_force_on_200_instances_of_3
   int bad = 0, solves = 0, equal = 0;
   double worst_mip_bf = 0, worst_mip_dp = 0;     /* the largest relative excess seen */
   SKIP_UNLESS(backends(be) > 0, "this build has no MIP backend (GLPK=0 CBC=0)");
-  for (unsigned long seed = V3_FIRST_SEED; seed < V3_FIRST_SEED + (unsigned long)harness_count(V3_SEEDS);
-       seed++) {
-    char what[768];
-    hp_classes cl;
-    hp_config *cfg = NULL;
-    int n;
-    hp_problem *p = v3_open(seed, 0, &cl, &cfg, &n, what, sizeof what);
+  v3_inst v;
+  for (unsigned long seed = V3_FIRST_SEED; v3_open(&v, seed, 0); seed++) {
+    hp_problem *p = v.p;
     CHECK(p != NULL);
-    for (int i = 0; i < n; i++) {
-      const hp_config *c = &cfg[i];
-      double bf = ri_brute_config(p, c), dpb = bp_dp_bound(p, &cl, c, -1, 0, INFINITY, NULL);
-      if (cl.n >= 3) {                 /* the count of ranks too: the program must not be below */
+    for (int i = 0; i < v.n; i++) {
+      const hp_config *c = &v.cfg[i];
+      double bf = ri_brute_config(p, c), dpb = bp_dp_bound(p, &v.cl, c, -1, 0, INFINITY, NULL);
+      if (v.cl.n >= 3) {                 /* the count of ranks too: the program must not be below */
         int sides = 0;
-        double rb = bp_dp_bound_count(p, &cl, c, HP_PAT_COUNT_RANKS, &sides);
+        double rb = bp_dp_bound_count(p, &v.cl, c, HP_PAT_COUNT_RANKS, &sides);
         if (sides == 2 && rb > dpb) dpb = rb;
       }
       for (int k = 0; k < 2; k++) {
-        double decoded, v;
+        double decoded, mv;
         /* GLPK on every instance; CBC (about 40 ms a program, 30 times GLPK) on every third,
          * so that the test keeps within its limit under AddressSanitizer */
         if (!be[k] || (k == 1 && seed % 3 != 0)) continue;
-        v = bp_mip_optimum(be[k], p, &cl, c, &decoded);
+        mv = bp_mip_optimum(be[k], p, &v.cl, c, &decoded);
         solves++;
-        equal += isfinite(bf) && v >= bf * (1 - V3_TOL);
-        if (isfinite(v) && isfinite(bf) && v > bf) worst_mip_bf = fmax(worst_mip_bf, (v - bf) / bf);
-        if (isfinite(v) && isfinite(dpb) && v < dpb) worst_mip_dp = fmax(worst_mip_dp, (dpb - v) / dpb);
-        if (isnan(v) || !at_most(v, bf, V3_TOL) || !at_most(dpb, v, V3_TOL) ||
+        equal += isfinite(bf) && mv >= bf * (1 - V3_TOL);
+        if (isfinite(mv) && isfinite(bf) && mv > bf) worst_mip_bf = fmax(worst_mip_bf, (mv - bf) / bf);
+        if (isfinite(mv) && isfinite(dpb) && mv < dpb) worst_mip_dp = fmax(worst_mip_dp, (dpb - mv) / dpb);
+        if (isnan(mv) || !at_most(mv, bf, V3_TOL) || !at_most(dpb, mv, V3_TOL) ||
             !at_most(bf, decoded, V3_TOL)) {
           fprintf(stderr, "  VIOLATION (b) %s\n    pp %d tp %d dp %d mbs %d: %s pattern MIP %.12g, "
-                  "DP bound %.12g, brute force %.12g, decoded plan %.12g\n", what, c->pp, c->tp,
-                  c->dp, c->mbs, backend_names[k], v, dpb, bf, decoded);
+                  "DP bound %.12g, brute force %.12g, decoded plan %.12g\n", v.what, c->pp, c->tp,
+                  c->dp, c->mbs, backend_names[k], mv, dpb, bf, decoded);
           bad++;
         }
       }
     }
-    v3_close(p, &cl, cfg);
+    v3_close(&v);
   }
   fprintf(stderr, "  %d MIP solves, %d at the brute-force optimum; largest excess over brute force "
           "%.2g, below the DP %.2g (relative)\n", solves, equal, worst_mip_bf, worst_mip_dp);
