@@ -102,7 +102,7 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
 #define QUICK_RESERVE 2.0
 /* ... and never more than this share of the limit: the mean of the first few is high (the
  * most promising configurations come first, and are the largest: on that row the first
- * took 0.27 s, the rest 0.02 s on average) */
+ * took 0.27 s; whole passes averaged 0.02 to 0.04 s each, 71 in 1.1 s and 41 in 1.6 s) */
 #define QUICK_CAP 0.1
 
 typedef struct open_cfg { double bound; int i; } open_cfg;
@@ -132,8 +132,6 @@ typedef struct search {
   unsigned long slices; /* the improving phase's annealings so far (each its own seed) */
   int rest;             /* phase 1's items after the configurations' that the certificate
                          * leaves to the head of phase 2 (incumbents()) */
-  double quick_s;       /* the quick bounds' seconds seen on this member (pattern_bounds), */
-  int quick_n;          /* and how many */
 } search;
 
 /* --- Incumbents and pruning. */
@@ -421,7 +419,7 @@ static hp_err descending(search *s, hp_diag *d)
 /* The quick bound alone (pattern_dp.c) of every configuration the first round of phase 2
  * left with no bound, most promising first, the q-th member q % size's, each an equal share
  * of the time left; then, in what is left, those it cut short again (their quick bounds
- * take from milliseconds to a fifth of a second on the 4-kind 112-GPU row). Merged at the
+ * take from milliseconds to about a quarter of a second on the 4-kind 112-GPU row). Merged at the
  * end, whatever happened. The second round resumes them (they are partial). */
 static hp_err quick_bounds(search *s, const hp_classes *cl, hp_diag *d)
 {
@@ -451,6 +449,16 @@ static hp_err quick_bounds(search *s, const hp_classes *cl, hp_diag *d)
   s->phase = was;
   s->total = s->n;
   return err;
+}
+
+/* The mean time of the quick bounds this member has run (0: none yet). */
+static double quick_mean(const search *s)
+{
+  double sum = 0;
+  int n = 0;
+  for (int i = 0; i < s->n; i++)
+    if (s->b[i].quick_s > 0) { sum += s->b[i].quick_s; n++; }
+  return n ? sum / n : 0;
 }
 
 /* Some configuration has no bound yet. */
@@ -512,12 +520,11 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       /* the reserve: what is left goes to the quick bounds of those not bounded */
       if (round == 0 && cl.n >= 3 && isfinite(s->deadline) &&
           s->deadline - hp__now() < fmin(QUICK_CAP * s->budget,
-                                         QUICK_RESERVE * s->quick_s / fmax(1, s->quick_n) * todo / t->size))
+                                         QUICK_RESERVE * quick_mean(s) * todo / t->size))
         break;
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share, 0, 0,
                                shared, s->out, &s->b[i], d);
-      if (s->b[i].quick_s > 0) { s->quick_s += s->b[i].quick_s; s->quick_n++; }
       err = hp__team_agree_err(shared, err);
       publish(s);
       report(s, q + 1);

@@ -67,23 +67,26 @@ void hp__placement_move(int *order, int n, hp_rng *rng)
   }
 }
 
-int hp__tp_groups(const hp_problem *p, int tp, int *first)
+/* The TP groups of degree tp, on every node (usable 0) or on those whose GPU count tp
+ * divides (usable 1). */
+static int tp_groups(const hp_problem *p, int tp, int usable, int *first)
 {
   const hp_cluster *c = p->cluster;
   int n = 0;
   for (int k = 0; k < c->n_nodes; k++)
-    for (int g = 0; g + tp <= c->nodes[k].gpus; g += tp) first[n++] = c->nodes[k].first + g;
+    for (int g = 0; (!usable || c->nodes[k].gpus % tp == 0) && g + tp <= c->nodes[k].gpus; g += tp)
+      first[n++] = c->nodes[k].first + g;
   return n;
+}
+
+int hp__tp_groups(const hp_problem *p, int tp, int *first)
+{
+  return tp_groups(p, tp, 0, first);
 }
 
 int hp__tp_groups_usable(const hp_problem *p, int tp, int *first)
 {
-  const hp_cluster *c = p->cluster;
-  int n = 0;
-  for (int k = 0; k < c->n_nodes; k++)
-    for (int g = 0; c->nodes[k].gpus % tp == 0 && g + tp <= c->nodes[k].gpus; g += tp)
-      first[n++] = c->nodes[k].first + g;
-  return n;
+  return tp_groups(p, tp, 1, first);
 }
 
 void hp__place_fixed(hp_plan *pl, int variant)
