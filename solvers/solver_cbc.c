@@ -14,12 +14,26 @@
 
 #include "search.h"
 
+/* The bound of the guard column (load): not a multiple of 1/4. */
+#define CBC_GUARD_UB 0.3
+
 /* Loads the MIP in one call (column-major arrays), not column by column and row by row:
  * large programs would spend seconds in the incremental calls. Names are not passed: a
- * solve has no use for them (export-lp writes its own files). */
+ * solve has no use for them (export-lp writes its own files).
+ *
+ * One more column than the program's, the guard: continuous, in no row, of no cost, in
+ * [0, CBC_GUARD_UB]. CBC 2.10.8 (CbcModel::analyzeObjective) concludes that the objective
+ * moves in steps of 1 where each continuous column of the objective lies in one row with
+ * coefficient +-1 and an integral right-hand side, whatever the other continuous columns
+ * of that row: the pattern program of a one-stage configuration (T >= tmax, Q, U each in
+ * one row) read "Objective coefficients multiple of 1", and once a heuristic found
+ * 1215.416 ms, the search cut off at 1214.41 and called that plan optimal where 1214.544
+ * exists (GLPK and brute force agree on it). The deduction needs every unfixed column's
+ * bounds to be multiples of 1/4: the guard's are not, so it is never made. Its value is
+ * not read back. */
 static int load(Cbc_Model *cm, const hp_mip *m)
 {
-  int nc = m->n_cols, nr = m->n_rows;
+  int nc = m->n_cols + 1, nr = m->n_rows;   /* the program's columns, and the guard */
   CoinBigIndex *start = calloc((size_t)nc + 1, sizeof *start);
   int *index = malloc(((size_t)m->n_nz + 1) * sizeof *index), *fill = calloc((size_t)nc + 1, sizeof *fill);
   double *value = malloc(((size_t)m->n_nz + 1) * sizeof *value);
@@ -42,13 +56,16 @@ static int load(Cbc_Model *cm, const hp_mip *m)
       rlb[i] = r->sense == 'L' ? -DBL_MAX : r->rhs;
       rub[i] = r->sense == 'G' ? DBL_MAX : r->rhs;
     }
-    for (int j = 0; j < nc; j++) {
+    for (int j = 0; j < m->n_cols; j++) {
       clb[j] = m->cols[j].lb;
       cub[j] = isinf(m->cols[j].ub) ? DBL_MAX : m->cols[j].ub;
       obj[j] = m->cols[j].obj;
     }
+    clb[nc - 1] = 0;                   /* the guard (above): its start is start[nc - 1], */
+    cub[nc - 1] = CBC_GUARD_UB;        /* where the last program column's entries end */
+    obj[nc - 1] = 0;
     Cbc_loadProblem(cm, nc, nr, start, index, value, clb, cub, obj, rlb, rub);
-    for (int j = 0; j < nc; j++)
+    for (int j = 0; j < m->n_cols; j++)
       if (m->cols[j].integer) Cbc_setInteger(cm, j);
   }
   free(start); free(index); free(fill); free(value); free(clb); free(cub); free(obj);
