@@ -280,45 +280,53 @@ TEST(certificate_v3_pattern_mip_between_dp_and_brute_force_on_200_instances_of_3
   CHECK_INT(bad, 0);
 }
 
-/* Found past the 200 seeds above (seed 200895 of (b)): a one-stage pattern program, each
- * continuous column of its objective in one row with coefficient 1 (T >= tmax, Q, U), on
- * which CBC 2.10.8 took the objective to move in steps of 1 and, once a heuristic found
- * 1215.416 ms, cut off at 1214.41 and called it optimal where 1214.544 exists
- * (solver_cbc.c: the guard column). Both backends must reach the brute force's optimum. */
+/* Found past the 200 seeds above (seeds 200895, 700215 and 700959 of (b)): one-stage
+ * pattern programs, each continuous column of the objective in one row with coefficient
+ * 1 (T >= tmax, Q, U), on which CBC 2.10.8 took the objective to move in steps of 1 and,
+ * once a heuristic found a plan (1215.416 ms on the first), cut off a step below it and
+ * called it optimal where a better one exists (1214.544; solver_cbc.c: the guard
+ * column). Both backends must reach the brute force's optimum. */
 TEST(certificate_v3_cbc_takes_no_objective_step_on_a_one_stage_pattern_program)
 {
+  static const struct { unsigned long seed; int dp, mbs; double optimum; } cases[] = {
+    { 200895UL, 3, 2, 1.21454350722 }, { 700215UL, 3, 1, 0.796942809016 },
+    { 700959UL, 4, 2, 0.802363142657 },
+  };
   hp_mip_backend be[2];
-  char what[768];
   int checked = 0;
   SKIP_UNLESS(backends(be) > 0, "this build has no MIP backend (GLPK=0 CBC=0)");
-  hp_problem *p = ri_problem_kinds(200895UL, what, sizeof what);
-  CHECK(p != NULL);
-  ri_cert_scope(p);
-  hp_config *cfg = NULL;
-  hp_classes cl;
-  hp_diag d = {0};
-  int n = hp__configs(p, &cfg);
-  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
-  for (int i = 0; i < n; i++) {
-    const hp_config *c = &cfg[i];
-    if (c->pp != 1 || c->tp != 1 || c->dp != 3 || c->mbs != 2) continue;
-    double bf = ri_brute_config(p, c);
-    CHECK_NEAR(bf, 1.21454350722, 1e-9);  /* the instance is the one that failed */
-    for (int k = 0; k < 2; k++) {
-      double decoded, mv;
-      if (!be[k]) continue;
-      mv = bp_mip_optimum(be[k], p, &cl, c, &decoded);
-      if (!(fabs(mv - bf) <= V3_TOL * bf))
-        fprintf(stderr, "  %s: pattern MIP %.12g, brute force %.12g\n", backend_names[k], mv, bf);
-      CHECK(fabs(mv - bf) <= V3_TOL * bf);
-      CHECK(fabs(decoded - bf) <= V3_TOL * bf);
-      checked++;
+  for (size_t q = 0; q < sizeof cases / sizeof cases[0]; q++) {
+    char what[768];
+    hp_problem *p = ri_problem_kinds(cases[q].seed, what, sizeof what);
+    CHECK(p != NULL);
+    ri_cert_scope(p);
+    hp_config *cfg = NULL;
+    hp_classes cl;
+    hp_diag d = {0};
+    int n = hp__configs(p, &cfg);
+    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+    for (int i = 0; i < n; i++) {
+      const hp_config *c = &cfg[i];
+      if (c->pp != 1 || c->tp != 1 || c->dp != cases[q].dp || c->mbs != cases[q].mbs) continue;
+      double bf = ri_brute_config(p, c);
+      CHECK_NEAR(bf, cases[q].optimum, 1e-9);   /* the instance is the one that failed */
+      for (int k = 0; k < 2; k++) {
+        double decoded, mv;
+        if (!be[k]) continue;
+        mv = bp_mip_optimum(be[k], p, &cl, c, &decoded);
+        if (!(fabs(mv - bf) <= V3_TOL * bf))
+          fprintf(stderr, "  seed %lu, %s: pattern MIP %.12g, brute force %.12g\n", cases[q].seed,
+                  backend_names[k], mv, bf);
+        CHECK(fabs(mv - bf) <= V3_TOL * bf);
+        CHECK(fabs(decoded - bf) <= V3_TOL * bf);
+        checked++;
+      }
     }
+    free(cfg);
+    hp_classes_release(&cl);
+    hp_problem_destroy(&p);
   }
-  CHECK(checked > 0);
-  free(cfg);
-  hp_classes_release(&cl);
-  hp_problem_destroy(&p);
+  CHECK(checked >= 3);
 }
 
 TEST(certificate_v3_glpk_and_cbc_bound_brute_force_on_instances_of_3_kinds)
