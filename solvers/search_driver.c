@@ -810,12 +810,12 @@ static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, hp_d
  * on Pipette's measured 16 x 8 row at 300 s the stall ended the search at 89 s with a
  * 0.75 % gap, where annealings to the limit found a plan at 185 s that leaves 0.30 %),
  * the seeds going on (s->slices). (A caller's infinite time limit keeps the stall rule:
- * a gap the relaxation leaves would never close.) Every other one starts afresh, from the fixed
- * placement of a configuration still open (least bound first, in turn): from one start
- * the annealing keeps to one basin (on the three-kind 64-GPU row, from the incumbent it
- * held at 5.994 s, while from another start some seeds reached 5.912). On member 0
- * alone, as phase 3, each annealing its full moves unless the time limit cuts it: `end`
- * only decides whether another starts (one it cut would end where the machine's speed
+ * a gap the relaxation leaves would never close.) Every other one starts afresh, from
+ * the fixed placement of a configuration still open (least bound first, in turn): from
+ * one start the annealing keeps to one basin (on the three-kind 64-GPU row, from the
+ * incumbent it held at 5.994 s, while from another start some seeds reached 5.912). On
+ * member 0 alone, as phase 3, each annealing its full moves unless the time limit cuts
+ * it: `end` only decides whether another starts (one it cut would end where the machine's speed
  * left it, and the result with it), so the team's result stays the single process's
  * wherever the run ends before its time limit. This phase closes the gap from the
  * incumbent's side. */

@@ -174,6 +174,7 @@ static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *
    * same model agreed on 0.9192). So the LP relaxation comes first. */
   ip.presolve = GLP_OFF;
   sp.tm_lim = ip.tm_lim;
+  double t0 = hp__now();
   ret = glp_simplex(P, &sp);
   if (ret == 0 && glp_get_status(P) == GLP_NOFEAS) {
     /* "infeasible" is a claim a certificate may rest on: only where the problem, scaled
@@ -184,7 +185,9 @@ static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *
      * reported infeasible. Scaling every problem would cost more: AMP's 16-GPU row took
      * 5.4 s instead of 3.2 s with it. */
     glp_smcp sd = sp;
+    double used_ms = (hp__now() - t0) * 1000;   /* within the same limit: what is left */
     sd.meth = GLP_DUALP;
+    sd.tm_lim = used_ms < sp.tm_lim - 1 ? sp.tm_lim - (int)used_ms : 1;
     glp_scale_prob(P, GLP_SF_AUTO);
     glp_std_basis(P);
     ret = glp_simplex(P, &sd);
