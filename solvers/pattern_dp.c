@@ -1412,24 +1412,27 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
    * sides, up to PAT_PRICE_ITERS prices, (pp + 1)^2 states each); where it is more, its one
    * run tends not to finish, and half the time lost starves the prices (measured on the
    * 4-kind 112-GPU bench row: pp 7 tp 4 dp 4 mbs 8, 3025 states, 1.81 against 2.00 in 5 s) */
-  if (c.C >= 3 && o->exact != 0 && o->count == HP_PAT_COUNT_AUTO) {
+  if (c.C >= 3 && o->exact != 0 && (o->count == HP_PAT_COUNT_AUTO || o->count == HP_PAT_COUNT_CLASS)) {
+    int forced = o->count == HP_PAT_COUNT_CLASS;
     double states = 1;
     for (int x = 0; x < c.C; x++) states *= pt->groups[x] + 1;
-    if ((double)(L + 1) * (c.K + 1) * states <= PAT_EXACT_LISTS &&
-        states <= (double)(c.C - 1 + PAT_PRICE_ITERS) * (c.pp + 1) * (c.pp + 1)) {
+    double lists = (double)(L + 1) * (c.K + 1) * states;
+    /* forced (to measure), up to 64 times the lists: 4 GiB of list heads an array */
+    if ((forced && lists <= 64 * PAT_EXACT_LISTS) ||
+        (lists <= PAT_EXACT_LISTS && states <= (double)(c.C - 1 + PAT_PRICE_ITERS) * (c.pp + 1) * (c.pp + 1))) {
       int ok = build_splits(&c, PAT_MAX_SPLITS);
       if ((err = hp__team_agree_err(c.team, ok < 0 ? HP_NOMEM : HP_OK))) goto done;
       if (ok) {
         hp_pat_opts half = *o;
         double zero[HP_PATTERN_MAX_CLASSES] = {0}, v;
         int use[HP_PATTERN_MAX_CLASSES];
-        if (isfinite(o->deadline)) half.deadline = hp__now() + (o->deadline - hp__now()) / 2;
+        if (isfinite(o->deadline) && !forced) half.deadline = hp__now() + (o->deadline - hp__now()) / 2;
         c.o = &half;
         c.percls = c.exact = c.defer = 1;
         c.R = (int)states;
         c.stride[0] = 1;
         for (int x = 1; x < c.C; x++) c.stride[x] = c.stride[x - 1] * (pt->groups[x - 1] + 1);
-        c.max_work = PAT_EXACT_WORK;
+        c.max_work = forced ? 0 : PAT_EXACT_WORK;
         if (!(err = setup_frontiers(&c))) err = priced(&c, zero, r, o->cutoff, &v, use, &done);
         c.o = o;
         c.percls = c.defer = 0;

@@ -198,8 +198,10 @@ hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_
 
 /* With three classes or more, the count of groups the pattern DP keeps in its state
  * (pattern_dp.c): by default the count per class where it is small, else the count of
- * ranks where it fits, else two sides; the others force one (for the tests). */
-enum { HP_PAT_COUNT_AUTO, HP_PAT_COUNT_RANKS, HP_PAT_COUNT_SIDES };
+ * ranks where it fits, else two sides; the others force one (for the tests and for
+ * measuring: HP_PAT_COUNT_CLASS tries the count per class however many its states, with
+ * all the time and work, before the count of ranks). */
+enum { HP_PAT_COUNT_AUTO, HP_PAT_COUNT_RANKS, HP_PAT_COUNT_SIDES, HP_PAT_COUNT_CLASS };
 
 typedef struct hp_pat_opts {
   double cutoff;       /* only bounds below it matter (INFINITY: all); at or above it the

@@ -125,8 +125,9 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
           bad++;
         }
       }
-      /* three classes or more: the count of ranks and the two sides, each forced */
-      for (int count = HP_PAT_COUNT_RANKS; v.cl.n >= 3 && count <= HP_PAT_COUNT_SIDES; count++) {
+      /* three classes or more: the count of ranks, the two sides and the count per class,
+       * each forced */
+      for (int count = HP_PAT_COUNT_RANKS; v.cl.n >= 3 && count <= HP_PAT_COUNT_CLASS; count++) {
         int sides = 0;
         double b = bp_dp_bound_count(p, &v.cl, c, count, &sides);
         int at = isfinite(bf) && b >= bf * (1 - V3_TOL);
@@ -135,7 +136,7 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
         if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
           fprintf(stderr, "  VIOLATION (a) %s\n    pp %d tp %d dp %d mbs %d: DP bound (%s) "
                   "%.12g, brute force %.12g\n", v.what, c->pp, c->tp, c->dp, c->mbs,
-                  count == HP_PAT_COUNT_RANKS ? "ranks" : "sides", b, bf);
+                  count == HP_PAT_COUNT_RANKS ? "ranks" : count == HP_PAT_COUNT_SIDES ? "sides" : "per class", b, bf);
           bad++;
         }
       }
@@ -215,7 +216,7 @@ TEST(certificate_v3_counts_with_idle_devices_never_above_brute_force_on_200_inst
       double bf = ri_brute_config(p, c);
       configs++;
       idle += c->pp * c->tp * c->dp < p->cluster->n_devices;
-      for (int count = HP_PAT_COUNT_AUTO; count <= HP_PAT_COUNT_SIDES; count++) {
+      for (int count = HP_PAT_COUNT_AUTO; count <= HP_PAT_COUNT_CLASS; count++) {
         int sides = 0;
         double b = bp_dp_bound_count(p, &v.cl, c, count, &sides);
         if (sides == 2) { ranked++; ranked_tight += isfinite(bf) && b >= bf * (1 - V3_TOL); }
