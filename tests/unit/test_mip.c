@@ -299,8 +299,9 @@ TEST(pattern_mip_bounds_brute_force_and_the_dp_on_60_random_instances)
 
 /* Found past the 60 seeds above (seed 300048): unscaled, GLPK's primal simplex called the
  * LP relaxation of this feasible pattern program "no feasible solution" and the program
- * was reported infeasible (solver_glpk.c now scales, and confirms an infeasible relaxation
- * with the dual simplex). Both backends must reach the brute force's optimum. */
+ * was reported infeasible (solver_glpk.c now confirms an infeasible relaxation on the
+ * scaled problem with the dual simplex). Both backends must reach the brute force's
+ * optimum. */
 TEST(pattern_mip_glpk_does_not_call_a_feasible_relaxation_infeasible)
 {
   backend_fn bes[2];
@@ -311,6 +312,7 @@ TEST(pattern_mip_glpk_does_not_call_a_feasible_relaxation_infeasible)
   int checked = 0;
   SKIP_UNLESS(backends(bes) > 0, "this build has no MIP backend (GLPK=0 CBC=0)");
   hp_problem *p = ri_problem(300048UL, what, sizeof what);
+  CHECK(p != NULL);
   ri_cert_scope(p);
   CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
   double bf = ri_brute_config(p, &c);
