@@ -815,10 +815,10 @@ static hp_err anneal_slice(search *s, unsigned long k, unsigned long shift, hp_d
  * one start the annealing keeps to one basin (on the three-kind 64-GPU row, from the
  * incumbent it held at 5.994 s, while from another start some seeds reached 5.912). On
  * member 0 alone, as phase 3, each annealing its full moves unless the time limit cuts
- * it: `end` only decides whether another starts (one it cut would end where the machine's speed
- * left it, and the result with it), so the team's result stays the single process's
- * wherever the run ends before its time limit. This phase closes the gap from the
- * incumbent's side. */
+ * it: `end` only decides whether another starts (one it cut would end where the
+ * machine's speed left it, and the result with it), so the team's result stays the
+ * single process's wherever the run ends before its time limit. This phase closes the
+ * gap from the incumbent's side. */
 static hp_err improving(search *s, double end, int stall_rule, hp_diag *d)
 {
   hp_err err = HP_OK;

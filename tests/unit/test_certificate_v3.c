@@ -136,7 +136,8 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
         if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
           fprintf(stderr, "  VIOLATION (a) %s\n    pp %d tp %d dp %d mbs %d: DP bound (%s) "
                   "%.12g, brute force %.12g\n", v.what, c->pp, c->tp, c->dp, c->mbs,
-                  count == HP_PAT_COUNT_RANKS ? "ranks" : count == HP_PAT_COUNT_SIDES ? "sides" : "per class", b, bf);
+                  count == HP_PAT_COUNT_RANKS ? "ranks"
+                  : count == HP_PAT_COUNT_SIDES ? "sides" : "per class", b, bf);
           bad++;
         }
       }
