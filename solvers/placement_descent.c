@@ -1,23 +1,38 @@
 /* placement_descent.c -- a local search over the placement of one configuration: which TP
  * group serves which slot (stage, replica), the layer DP splitting the layers for each.
- * Three starts: the best class-order placement (the groups sorted by device type in every
- * order of the types where there are at most DESCENT_ORDERS_UPTO, else in the types' order
- * and its reverse; within a type in device order, so that a stage's groups share nodes),
- * the best of the same orders taken replica by replica wherever consecutive stages hold
- * one type (a replica's stages then share a node), and a given plan of the configuration,
- * if any. From each, swaps of two groups of different stages (or of a used group and an
- * unused one, where the configuration leaves devices idle) wherever the swap lowers the
- * evaluator's time, first improvement, until a whole pass improves nothing, the deadline
- * or a stop. Swaps of two groups of one type on one node are skipped: the cost model
- * cannot tell them apart.
+ * Three starts: a given plan of the configuration, if any (first: a search gives its
+ * incumbent, and a short share may allow no other start), the best class-order placement
+ * (the groups sorted by device type in every order of the types where there are at most
+ * DESCENT_ORDERS_UPTO, else in the types' order and its reverse; within a type in device
+ * order, so that a stage's groups share nodes), and the best of the same orders taken
+ * replica by replica wherever consecutive stages hold one type (a replica's stages then
+ * share a node). From each, passes of two kinds of move until a whole pass improves
+ * nothing, the deadline or a stop:
+ *   - whole stages (pp <= DESCENT_BLOCK_PP): every block of consecutive stages moved, all
+ *     its groups at once, to start at another stage; and every run of stages of one type
+ *     laid again, in device order, stage by stage, in pairs of stages replica by replica,
+ *     or each replica's whole run on consecutive groups. The best of all these, if it
+ *     lowers the evaluator's time (best improvement: the first that improves tends to
+ *     lead elsewhere);
+ *   - swaps of two groups of different stages (or of a used group and an unused one,
+ *     where the configuration leaves devices idle) wherever the swap lowers the time,
+ *     first improvement. Swaps of two groups of one type on one node are skipped: the
+ *     cost model cannot tell them apart.
  *
  * Why: on clusters of three kinds or more the fixed placements and the pattern DP's
  * decoded plans leave much on the table. On the 4-kind 112-GPU bench row (GPT 2.6B,
- * sharding dp and zdp), pp 7 tp 4 dp 4 mbs 1: the best class order reads 1.979 s, the
- * descent 1.855 s in 0.2 s: it pairs consecutive stages of a replica on one node, whose
- * hand-off then stays inside it, and parks the slowest groups on the cheapest layers. The
- * certificate's best plan had been 2.005 s through all 300 s. On pp 7 tp 2 dp 8 the
- * replica-by-replica start descends to 1.923, the other to 1.967.
+ * sharding dp and zdp), pp 7 tp 4 dp 4 mbs 1: the best class order reads 1.979 s, swaps
+ * alone descend to 1.855 s in 0.2 s: they pair consecutive stages of a replica on one
+ * node, whose hand-off then stays inside it, and park the slowest groups on the cheapest
+ * layers. Swaps cannot move a whole stage, nor lay a type's run differently, when every
+ * step of the way is worse than the start: a three-kind 56-GPU cluster (2 x 8 H100, 3 x 8
+ * A100, 4 x 4 L4; GPT 1.1B, gbs 256, pp 7 tp 2 dp 4) wants an H100 node at each end and
+ * the L4 stages in replica pairs, which swaps alone never reached (sharding dp, zdp: 0.8652
+ * s, where the certificate's annealing found 0.8256 after 200 s of 300); the stage moves
+ * reach 0.8256 in 0.1 s (with dp alone, test_placement_descent.c's job: 0.8627 against
+ * 0.8231). The same moves (measured 2026-11-26, from no plan, sharding dp, zdp):
+ * the 4-kind row's pp 7 tp 2 dp 8 1.923 -> 1.890, pp 7 tp 4 dp 4 1.855 -> 1.853; the
+ * 5-kind 104-GPU row's pp 13 tp 2 dp 4 2.338 -> 2.217 (2.9 s).
  *
  * A plan is offered (hp_result_offer) when it improves on the best of this search. The
  * layer DP is asked only for splits below DESCENT_REACH times the current time: its own
@@ -33,6 +48,9 @@
 #define DESCENT_ORDERS_UPTO 5
 #define DESCENT_REACH 1.1
 #define DESCENT_STARTS 3
+/* Stage moves only up to this many stages: a pass tries pp^3 / 2 blocks, each a layer DP
+ * (pp 16: about 2,000; the 768-GPU rows' pp 96 would take minutes a pass) */
+#define DESCENT_BLOCK_PP 16
 
 typedef struct descent {
   const hp_problem *p;
@@ -182,21 +200,117 @@ static hp_err class_orders(descent *s, int **start, double *t, double *best, hp_
   return err;
 }
 
-/* First-improvement pair swaps from cur (time *t) until a whole pass improves nothing,
- * the deadline or a stop; cur and *t end at the last improvement. */
+/* cur with its stages a .. a+k-1 (their groups) moved to start at stage b, the others
+ * keeping their order: into out (the first pp dp slots). */
+static void move_block(const int *cur, int *out, int a, int k, int b, int pp, int dp)
+{
+  int n = 0;
+  for (int x = 0; x < pp; x++) {
+    if (x >= a && x < a + k) continue;
+    if (n == b) n += k;
+    memcpy(out + (size_t)n * dp, cur + (size_t)x * dp, (size_t)dp * sizeof *cur);
+    n++;
+  }
+  memcpy(out + (size_t)b * dp, cur + (size_t)a * dp, (size_t)k * dp * sizeof *cur);
+}
+
+/* The end of the run of stages from s0 whose groups are all of one type (s0 + 1 at least):
+ * a run of one type is what the placement can lay stage by stage or replica by replica. */
+static int run_end(const descent *s, const int *cur, int s0)
+{
+  int pp = s->c->pp, dp = s->c->dp, ty = s->type[cur[s0 * dp]], e;
+  for (e = s0; e < pp; e++) {
+    int same = 1;
+    for (int r = 0; r < dp; r++) same &= s->type[cur[e * dp + r]] == ty;
+    if (!same) break;
+  }
+  return e > s0 ? e : s0 + 1;
+}
+
+/* cur with the groups of stages s0 .. s0+m-1 laid again: in device order, in blocks of q
+ * stages (q >= m: the whole run) each replica by replica, so that consecutive groups (one
+ * node's) serve one replica's consecutive stages; q = 1 lays them stage by stage (a
+ * stage's groups on one node where it holds them). Into out (all ng entries); sorted is
+ * scratch of m dp entries. */
+static void relay_run(const descent *s, const int *cur, int *out, int *sorted, int s0, int m,
+                      int q)
+{
+  int dp = s->c->dp, n = m * dp, *g = out + (size_t)s0 * dp;
+  memcpy(out, cur, (size_t)s->ng * sizeof *cur);
+  for (int i = 0; i < n; i++) {        /* insertion sort by first device */
+    int x = g[i], j = i;
+    for (; j > 0 && s->first[sorted[j - 1]] > s->first[x]; j--) sorted[j] = sorted[j - 1];
+    sorted[j] = x;
+  }
+  for (int b0 = 0; b0 < m; b0 += q) {
+    int qq = q < m - b0 ? q : m - b0;
+    for (int j = 0; j < qq * dp; j++) g[(b0 + j % qq) * dp + j / qq] = sorted[b0 * dp + j];
+  }
+}
+
+/* Passes of the stage moves (the best of them) and the pair swaps (first improvement) from
+ * cur (time *t) until a whole pass improves nothing, the deadline or a stop; cur and *t end
+ * at the last improvement. */
 static hp_err descend(descent *s, int *cur, double *t, double *best, hp_result *out, hp_diag *d)
 {
   hp_err err = HP_OK;
-  int dp = s->c->dp;
+  int dp = s->c->dp, pp = s->c->pp;
   double ct;
-  for (int improved = isfinite(*t); improved && !err;) {
+  int *tmp = hp__calloc((size_t)s->ng + 1, sizeof *tmp), stop = 0;
+  int *bm = hp__calloc((size_t)s->ng + 1, sizeof *bm);
+  int *scratch = hp__calloc((size_t)s->ng + 1, sizeof *scratch);
+  if (!tmp || !bm || !scratch) {
+    free(tmp);
+    free(bm);
+    free(scratch);
+    return hp_fail(d, HP_NOMEM, "out of memory");
+  }
+  for (int improved = isfinite(*t); improved && !err && !stop;) {
     improved = 0;
-    for (int a = 0; a < s->slots && !err; a++)
-      for (int b = a + 1; b < s->ng && !err; b++) {
+    double bt = *t * (1 - 1e-9);
+    for (int a = 0; a < pp && pp <= DESCENT_BLOCK_PP && !err && !stop; a++)
+      for (int k = 1; a + k <= pp && !err && !stop; k++)
+        for (int b = 0; b + k <= pp && !err && !stop; b++) {
+          if (b == a) continue;
+          if ((stop = hp__stop_now(s->lim->stop, s->deadline))) break;
+          memcpy(tmp, cur, (size_t)s->ng * sizeof *cur);
+          move_block(cur, tmp, a, k, b, pp, dp);
+          if ((err = cost(s, tmp, *t * DESCENT_REACH, fmin(*best, bt), out, &ct, d)))
+            break;
+          if (ct < bt) {
+            bt = ct;
+            memcpy(bm, tmp, (size_t)s->ng * sizeof *cur);
+          }
+        }
+    for (int s0 = 0, e; s0 < pp && !err && !stop; s0 = e) {   /* a run laid again */
+      int qs[3] = { 1, 2, 0 };
+      e = run_end(s, cur, s0);
+      qs[2] = e - s0;
+      for (int v = 0; v < 3 && e - s0 > 1 && !err; v++) {
+        if (v == 1 && qs[1] >= qs[2]) continue;
+        if ((stop = hp__stop_now(s->lim->stop, s->deadline))) break;
+        relay_run(s, cur, tmp, scratch, s0, e - s0, qs[v]);
+        if (!memcmp(tmp, cur, (size_t)s->slots * sizeof *cur)) continue;
+        if ((err = cost(s, tmp, *t * DESCENT_REACH, fmin(*best, bt), out, &ct, d)))
+          break;
+        if (ct < bt) {
+          bt = ct;
+          memcpy(bm, tmp, (size_t)s->ng * sizeof *cur);
+        }
+      }
+    }
+    if (bt < *t * (1 - 1e-9) && !err) {        /* the best block move or run */
+      *t = bt;
+      if (bt < *best) *best = bt;
+      improved = 1;
+      memcpy(cur, bm, (size_t)s->ng * sizeof *cur);
+    }
+    for (int a = 0; a < s->slots && !err && !stop; a++)
+      for (int b = a + 1; b < s->ng && !err && !stop; b++) {
         int ga = cur[a], gb = cur[b];
         if (b < s->slots && a / dp == b / dp) continue;                 /* one stage */
         if (s->type[ga] == s->type[gb] && s->node[ga] == s->node[gb]) continue;
-        if (hp__stop_now(s->lim->stop, s->deadline)) return HP_OK;
+        if ((stop = hp__stop_now(s->lim->stop, s->deadline))) break;
         cur[a] = gb;
         cur[b] = ga;
         if ((err = cost(s, cur, *t * DESCENT_REACH, fmin(*best, *t * (1 - 1e-9)), out, &ct, d)))
@@ -211,6 +325,9 @@ static hp_err descend(descent *s, int *cur, double *t, double *best, hp_result *
         }
       }
   }
+  free(tmp);
+  free(bm);
+  free(scratch);
   return err;
 }
 
@@ -238,10 +355,18 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
   given = start && start->pp == c->pp && start->tp == c->tp && start->dp == c->dp &&
           start->mbs == c->mbs && order_of(&s, start, st[DESCENT_STARTS - 1]);
   start = NULL;
+  /* the given plan first: where a search calls with its incumbent, the likeliest to lead
+   * to a better plan (and a short share may allow no other) */
+  if (given) {
+    int g = DESCENT_STARTS - 1;
+    if ((err = cost(&s, st[g], INFINITY, best, out, &t[g], d))) goto done;
+    if (isfinite(t[g])) {
+      best = t[g];
+      if ((err = descend(&s, st[g], &t[g], &best, out, d))) goto done;
+    }
+  }
   if ((err = class_orders(&s, st, t, &best, out, d))) goto done;
-  if (given && (err = cost(&s, st[DESCENT_STARTS - 1], INFINITY, best, out, &t[DESCENT_STARTS - 1], d)))
-    goto done;
-  for (int k = 0; k < DESCENT_STARTS && !err; k++) {
+  for (int k = 0; k < DESCENT_STARTS - 1 && !err; k++) {
     int seen = 0;
     for (int j = 0; j < k; j++) seen |= !memcmp(st[j], st[k], (size_t)s.ng * sizeof *st[k]);
     if (seen || !isfinite(t[k])) continue;

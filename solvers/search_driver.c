@@ -47,6 +47,7 @@
  *
  * Where to change what: the phases, their order, time shares, cutoffs and merges are
  * here; what one item does is in seed.c, pattern_pass.c and mip_search.c. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +88,7 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
 /* ... and at most this share of the whole limit: on the 160-layer 140B row (two kinds,
  * 768 GPUs) each layer DP takes long and no swap helps; three descents there took their
  * whole shares, 15 s in all under this cap (a quarter of the time left there: 40 s). */
-#define DESCENT_LIMIT 0.05
+#define DESCENT_LIMIT 0.10
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
@@ -382,28 +383,36 @@ static int by_bound(const void *a, const void *b)
   return x->i - y->i;
 }
 
-/* Between phase 2's rounds: the placement descent (placement_descent.c) of every
- * configuration the incumbent does not prune, least bound first (those without one
- * first), in DESCENT_SHARE of the time left (DESCENT_LIMIT of the limit at most), each an
- * equal share of what remains, until DESCENT_STALL in a row lowered nothing; the q-th is
- * member q % size's (no counter: they run no collective). Plans merged at the end,
- * whatever happened. */
+/* After phase 2's first round, where round 2 has work or a gap remains: the placement
+ * descent (placement_descent.c) of every configuration the incumbent does not prune, the
+ * incumbent's own first (half the time: its plan is the descent's given start, and a
+ * better placement of the best configuration is the likeliest better plan), then least
+ * bound first (those without one first), in DESCENT_SHARE of the time left
+ * (DESCENT_LIMIT of the limit at most), each an equal share of what remains, until
+ * DESCENT_STALL in a row lowered nothing; the q-th is member q % size's (no counter: they
+ * run no collective). Plans merged at the end, whatever happened. */
 static hp_err descending(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
   const char *was = s->phase;
+  const hp_plan *inc = s->out->plan;
   double end = hp__now() + fmin(DESCENT_SHARE * (s->deadline - hp__now()),
                                 DESCENT_LIMIT * s->budget);
   int n_open = 0;
   hp_err err = HP_OK, e2;
-  for (int i = 0; i < s->n; i++)
-    if (!pruned(s, i)) s->open[n_open++] = (open_cfg){ s->b[i].done ? s->b[i].bound : -INFINITY, i };
+  for (int i = 0; i < s->n; i++) {
+    const hp_config *c = &s->cfg[i];
+    int own = inc && c->pp == inc->pp && c->tp == inc->tp && c->dp == inc->dp && c->mbs == inc->mbs;
+    if (!pruned(s, i))
+      s->open[n_open++] = (open_cfg){ own ? -INFINITY : s->b[i].done ? s->b[i].bound : -DBL_MAX, i };
+  }
   qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
   s->phase = "placement descent";
   s->total = n_open;
   for (int q = t->rank, stall = 0; q < n_open && !err && stall < DESCENT_STALL; q += t->size) {
     int mine = (n_open - q + t->size - 1) / t->size;     /* this member's, this one on */
-    double until = hp__now() + (end - hp__now()) / mine, before = incumbent(s);
+    double now = hp__now(), before = incumbent(s);
+    double until = now + (end - now) / (mine > 1 ? 2 : 1);
     if (hp__stop_now(s->lim->stop, end)) break;
     err = hp__descend_config(s->prob, &s->cfg[s->open[q].i], s->out->plan, s->lim, until, s->out,
                              NULL, d);
@@ -538,7 +547,12 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
     if (round == 0 && all_agree(s, !err && cl.n >= 3 && unbounded(s) &&
                                    !hp__should_stop(s->lim, s->deadline, s->out)))
       err = quick_bounds(s, &cl, d);
-    if (round == 0 && all_agree(s, !err && resumes(s))) err = descending(s, d);
+    /* the descents, where round 1 has work (for its cutoff) or a gap remains (for the
+     * plan: a configuration bounded below the best plan may hold a better one, which the
+     * descent's moves often find in a second where the annealing takes minutes) */
+    if (round == 0 && all_agree(s, !err && (resumes(s) || gap_remains(s)) &&
+                                   !hp__should_stop(s->lim, s->deadline, s->out)))
+      err = descending(s, d);
   }
   hp_classes_release(&cl);
   return team_check(s, err, d);
