@@ -212,7 +212,8 @@ typedef struct hp_pat_opts {
                         * 0: prices only; -1: exact while affordable, else prices */
   int count;           /* three classes or more: which count of groups (HP_PAT_COUNT_*) */
   int frontier;        /* points a frontier keeps before it merges (0: the default, 64);
-                        * more: a bound as high or higher, at more cost */
+                        * more: a bound as high or higher, at more cost; the count of ranks
+                        * then keeps as many times more states (fewer ranks merged) */
   int quick;           /* three classes or more: the quick bound alone (marked partial) */
   const struct hp_team *team;   /* several members run this one DP together, each stage's
                         * targets split among them (pattern_dp.c): every member calls with
@@ -230,7 +231,9 @@ typedef struct hp_pat_result {
   int sides;           /* Lagrangian over a count of the classes (3 or more): 1 two sides,
                         * 2 ranks */
   int partial;         /* the price search stopped early: `bound` holds, a better may exist */
-  int merged;          /* some frontier merged points (a relaxation of the DP's own) */
+  int merged;          /* some frontier merged points, or the count of ranks merged ranks
+                        * (relaxations of the DP's own that larger frontiers, o.frontier,
+                        * may undo) */
   int found;           /* a sequence below the cutoff is recorded: */
   int *first;          /* [pp + 1] stage starts */
   int *kind;           /* [pp] kinds (hp_patterns.kind) */
@@ -284,7 +287,8 @@ typedef struct hp_cfg_bound {
   double bound;        /* lower bound over every plan of the configuration (the cutoff it
                         * ran with, when nothing was below it); INFINITY: nothing fits */
   int exact;           /* groups counted exactly, not priced */
-  int merged;          /* the DP's frontiers merged points (a further relaxation) */
+  int merged;          /* the DP's frontiers merged points, or its ranks merged (a further
+                        * relaxation, which tightening's larger frontiers may undo) */
   int enumerated;      /* `bound` is the configuration's optimum, by enumeration */
   int partial;         /* its DP stopped in the price search, or its split kinds' run was
                         * cut short (pattern_pass.c): the bound holds, may rise */
