@@ -23,7 +23,7 @@
  *   5. closing, if a gap remains: the configurations still open, enumerated plan by plan
  *      where their plans fit in the time left (items of solver_enum.c): each one's optimum;
  *   6. tightening, if a gap remains: the pattern DP again where its bound merged frontiers
- *      or was cut short, with larger frontiers;
+ *      or ranks or was cut short, with larger frontiers (and more ranks apart);
  *   7. improving, if a gap remains: annealings with new seeds, from the incumbent and
  *      (every other) from an open configuration's fixed placement, until the gap closes
  *      or the time limit (before tightening, also once four in a row found nothing
@@ -755,7 +755,8 @@ static hp_err tightening(search *s, hp_diag *d)
     publish(s);
     if (!err && !cl.cls) err = hp_classes_build(s->prob, HP_PATTERN_SEARCH_CLASSES, &cl, d);
     for (int i = 0; i < n; i++) {
-      /* only a bound that merged frontiers or stopped its price search can rise here */
+      /* only a bound that merged frontiers or ranks, or stopped its price search, can rise
+       * here */
       if (s->b[i].done && !s->b[i].enumerated && !s->disagree[i] && !pruned(s, i) &&
           (s->b[i].merged || s->b[i].partial))
         s->open[n_open++] = (open_cfg){ s->b[i].bound, i };
