@@ -387,14 +387,15 @@ static int by_bound(const void *a, const void *b)
   return x->i - y->i;
 }
 
-/* After phase 2's first round, where round 2 has work or a gap remains: the placement
+/* After phase 2's first round, where the second has work or a gap remains: the placement
  * descent (placement_descent.c) of every configuration the incumbent does not prune, the
- * incumbent's own first (half the time: its plan is the descent's given start, and a
- * better placement of the best configuration is the likeliest better plan), then least
- * bound first (those without one first), in DESCENT_SHARE of the time left
- * (DESCENT_LIMIT of the limit at most), each an equal share of what remains, until
- * DESCENT_STALL in a row lowered nothing; the q-th is member q % size's (no counter: they
- * run no collective). Plans merged at the end, whatever happened. */
+ * incumbent's own first (its plan is the descent's given start, and a better placement of
+ * the best configuration is the likeliest better plan), then least bound first (those
+ * without one first), in DESCENT_SHARE of the time left (DESCENT_LIMIT of the limit at
+ * most), each half of what remains (the last all of it: a descent that ends early leaves
+ * the rest to the next), until DESCENT_STALL in a row lowered nothing; the q-th is member
+ * q % size's (no counter: they run no collective). Plans merged at the end, whatever
+ * happened. */
 static hp_err descending(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
