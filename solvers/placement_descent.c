@@ -248,63 +248,70 @@ static void relay_run(const descent *s, const int *cur, int *out, int *sorted, i
   }
 }
 
+/* The placement cand scored (the layer DP's split, the evaluator): kept in bm where it is
+ * below *bt, which then takes its time. */
+static hp_err keep_best(descent *s, const int *cand, double t, double best, double *bt, int *bm,
+                        hp_result *out, hp_diag *d)
+{
+  double ct;
+  hp_err err = cost(s, cand, t * DESCENT_REACH, fmin(best, *bt), out, &ct, d);
+  if (!err && ct < *bt) {
+    *bt = ct;
+    memcpy(bm, cand, (size_t)s->ng * sizeof *cand);
+  }
+  return err;
+}
+
+/* One pass of the stage moves from cur (time *t): every block of stages moved (pp <=
+ * DESCENT_BLOCK_PP) and every run of one type laid again, the best of them taken where it
+ * lowers *t (*improved then 1). buf: 3 ng entries of scratch. */
+static hp_err stage_moves(descent *s, int *cur, double *t, double *best, int *buf, int *stop,
+                          int *improved, hp_result *out, hp_diag *d)
+{
+  int dp = s->c->dp, pp = s->c->pp, *tmp = buf, *bm = buf + s->ng, *scratch = buf + 2 * s->ng;
+  double bt = *t * (1 - 1e-9);
+  hp_err err = HP_OK;
+  for (int a = 0; a < pp && pp <= DESCENT_BLOCK_PP && !err && !*stop; a++)
+    for (int k = 1; a + k <= pp && !err && !*stop; k++)
+      for (int b = 0; b + k <= pp && !err && !*stop; b++) {
+        if (b == a || (*stop = hp__stop_now(s->lim->stop, s->deadline))) continue;
+        memcpy(tmp, cur, (size_t)s->ng * sizeof *cur);
+        move_block(cur, tmp, a, k, b, pp, dp);
+        err = keep_best(s, tmp, *t, *best, &bt, bm, out, d);
+      }
+  for (int s0 = 0, e; s0 < pp && !err && !*stop; s0 = e) {
+    int m, qs[3] = { 1, 2, 0 };        /* stage by stage, in pairs, whole runs */
+    e = run_end(s, cur, s0);
+    qs[2] = m = e - s0;
+    for (int v = 0; v < 3 && m > 1 && !err && !*stop; v++) {
+      if ((v == 1 && qs[1] >= m) || (*stop = hp__stop_now(s->lim->stop, s->deadline))) continue;
+      relay_run(s, cur, tmp, scratch, s0, m, qs[v]);
+      if (memcmp(tmp, cur, (size_t)s->slots * sizeof *cur))
+        err = keep_best(s, tmp, *t, *best, &bt, bm, out, d);
+    }
+  }
+  if (!err && bt < *t * (1 - 1e-9)) {
+    *t = bt;
+    if (bt < *best) *best = bt;
+    *improved = 1;
+    memcpy(cur, bm, (size_t)s->ng * sizeof *cur);
+  }
+  return err;
+}
+
 /* Passes of the stage moves (the best of them) and the pair swaps (first improvement) from
  * cur (time *t) until a whole pass improves nothing, the deadline or a stop; cur and *t end
  * at the last improvement. */
 static hp_err descend(descent *s, int *cur, double *t, double *best, hp_result *out, hp_diag *d)
 {
   hp_err err = HP_OK;
-  int dp = s->c->dp, pp = s->c->pp;
+  int dp = s->c->dp, stop = 0;
   double ct;
-  int *tmp = hp__calloc((size_t)s->ng + 1, sizeof *tmp), stop = 0;
-  int *bm = hp__calloc((size_t)s->ng + 1, sizeof *bm);
-  int *scratch = hp__calloc((size_t)s->ng + 1, sizeof *scratch);
-  if (!tmp || !bm || !scratch) {
-    free(tmp);
-    free(bm);
-    free(scratch);
-    return hp_fail(d, HP_NOMEM, "out of memory");
-  }
+  int *buf = hp__calloc(3 * (size_t)s->ng + 1, sizeof *buf);
+  if (!buf) return hp_fail(d, HP_NOMEM, "out of memory");
   for (int improved = isfinite(*t); improved && !err && !stop;) {
     improved = 0;
-    double bt = *t * (1 - 1e-9);
-    for (int a = 0; a < pp && pp <= DESCENT_BLOCK_PP && !err && !stop; a++)
-      for (int k = 1; a + k <= pp && !err && !stop; k++)
-        for (int b = 0; b + k <= pp && !err && !stop; b++) {
-          if (b == a) continue;
-          if ((stop = hp__stop_now(s->lim->stop, s->deadline))) break;
-          memcpy(tmp, cur, (size_t)s->ng * sizeof *cur);
-          move_block(cur, tmp, a, k, b, pp, dp);
-          if ((err = cost(s, tmp, *t * DESCENT_REACH, fmin(*best, bt), out, &ct, d)))
-            break;
-          if (ct < bt) {
-            bt = ct;
-            memcpy(bm, tmp, (size_t)s->ng * sizeof *cur);
-          }
-        }
-    for (int s0 = 0, e; s0 < pp && !err && !stop; s0 = e) {   /* a run laid again */
-      int qs[3] = { 1, 2, 0 };
-      e = run_end(s, cur, s0);
-      qs[2] = e - s0;
-      for (int v = 0; v < 3 && e - s0 > 1 && !err; v++) {
-        if (v == 1 && qs[1] >= qs[2]) continue;
-        if ((stop = hp__stop_now(s->lim->stop, s->deadline))) break;
-        relay_run(s, cur, tmp, scratch, s0, e - s0, qs[v]);
-        if (!memcmp(tmp, cur, (size_t)s->slots * sizeof *cur)) continue;
-        if ((err = cost(s, tmp, *t * DESCENT_REACH, fmin(*best, bt), out, &ct, d)))
-          break;
-        if (ct < bt) {
-          bt = ct;
-          memcpy(bm, tmp, (size_t)s->ng * sizeof *cur);
-        }
-      }
-    }
-    if (bt < *t * (1 - 1e-9) && !err) {        /* the best block move or run */
-      *t = bt;
-      if (bt < *best) *best = bt;
-      improved = 1;
-      memcpy(cur, bm, (size_t)s->ng * sizeof *cur);
-    }
+    err = stage_moves(s, cur, t, best, buf, &stop, &improved, out, d);
     for (int a = 0; a < s->slots && !err && !stop; a++)
       for (int b = a + 1; b < s->ng && !err && !stop; b++) {
         int ga = cur[a], gb = cur[b];
@@ -325,9 +332,7 @@ static hp_err descend(descent *s, int *cur, double *t, double *best, hp_result *
         }
       }
   }
-  free(tmp);
-  free(bm);
-  free(scratch);
+  free(buf);
   return err;
 }
 
