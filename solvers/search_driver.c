@@ -13,7 +13,10 @@
  *      configuration's DP shared by every member, pattern_dp.c). Between them, where the
  *      first left the second work (for that better cutoff) or a gap remains (for a better
  *      plan), placement descents (items of placement_descent.c) on the configurations
- *      left open.
+ *      left open. With three classes or more, also descents of the most promising
+ *      configurations before the first round (its cutoff), and the second round takes its
+ *      configurations least bound first, an equal share each, rerunning those whose
+ *      frontiers or ranks merged with larger frontiers.
  *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
  *   bounds partial). The certificate goes on:
  *   3. a short simulated annealing from the incumbent, if a configuration is still open;
@@ -67,6 +70,8 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
  * counter each: CTR_TIGHT + pass - 1 < HP_TEAM_COUNTERS). */
 #define TIGHT_PASSES 3
 #define TIGHT_GROWTH 4
+/* The pattern DP's frontier by default (pattern_dp.c's PAT_FRONTIER), which those grow from */
+#define FRONTIER0 64
 
 /* The improving phase's first run (before tightening) ends after this many annealings in
  * a row found no better plan (two from the incumbent, two afresh); its last runs to the
@@ -93,6 +98,14 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
  * the descent of pp 13 tp 2 dp 4 needs 1.5 s to go from 20.158 s to 19.393, which the 3 s
  * of 5 % shared among eight configurations never gave it. */
 #define DESCENT_LIMIT 0.10
+/* With three classes or more, phase 2 begins with the descents of the EARLY_DESCENTS most
+ * promising configurations (by phase 1's figure), in EARLY_DESCENT_LIMIT of the limit:
+ * there the pattern DP's runs use their whole share below the cutoff, and a better cutoff
+ * prunes more of their states. On the five-kind 104-GPU row (GPT 2.6B, 300 s) phase 1
+ * leaves 2.4925 s; the descents find 2.2174 s in 3 s, and the first round then ends at
+ * 167 s instead of 243 s. */
+#define EARLY_DESCENTS 3
+#define EARLY_DESCENT_LIMIT 0.03
 
 /* Plans per second the closing phase assumes before it has timed its own enumeration
  * (the evaluator scores about 380,000 a second on the 2-core build machine); an item is
@@ -394,24 +407,28 @@ static int by_bound(const void *a, const void *b)
  * without one first), in DESCENT_SHARE of the time left (DESCENT_LIMIT of the limit at
  * most), each half of what remains (the last all of it: a descent that ends early leaves
  * the rest to the next), until DESCENT_STALL in a row lowered nothing; the q-th is member
- * q % size's (no counter: they run no collective). Plans merged at the end, whatever
- * happened. */
-static hp_err descending(search *s, hp_diag *d)
+ * q % size's (no counter: they run no collective). `early` (before the first round, three
+ * classes or more): the EARLY_DESCENTS most promising by phase 1's figure instead, the
+ * incumbent's own first, in EARLY_DESCENT_LIMIT of the limit. Plans merged at the end,
+ * whatever happened. */
+static hp_err descending(search *s, int early, hp_diag *d)
 {
   const hp_team *t = s->team;
   const char *was = s->phase;
   const hp_plan *inc = s->out->plan;
   double end = hp__now() + fmin(DESCENT_SHARE * (s->deadline - hp__now()),
-                                DESCENT_LIMIT * s->budget);
+                                (early ? EARLY_DESCENT_LIMIT : DESCENT_LIMIT) * s->budget);
   int n_open = 0;
   hp_err err = HP_OK, e2;
   for (int i = 0; i < s->n; i++) {
     const hp_config *c = &s->cfg[i];
     int own = inc && c->pp == inc->pp && c->tp == inc->tp && c->dp == inc->dp && c->mbs == inc->mbs;
-    if (!pruned(s, i))
-      s->open[n_open++] = (open_cfg){ own ? -INFINITY : s->b[i].done ? s->b[i].bound : -DBL_MAX, i };
+    if (early ? isfinite(s->fixed[i]) : !pruned(s, i))
+      s->open[n_open++] = (open_cfg){ own ? -INFINITY : early ? s->fixed[i] :
+                                      s->b[i].done ? s->b[i].bound : -DBL_MAX, i };
   }
   qsort(s->open, (size_t)n_open, sizeof *s->open, by_bound);
+  if (early && n_open > EARLY_DESCENTS) n_open = EARLY_DESCENTS;
   s->phase = "placement descent";
   s->total = n_open;
   for (int q = t->rank, stall = 0; q < n_open && !err && stall < DESCENT_STALL; q += t->size) {
@@ -485,12 +502,41 @@ static int unbounded(const search *s)
   return 0;
 }
 
+/* The second round's work with three classes or more, into s->open: the configurations
+ * without a bound, then those whose bound is below the incumbent `inc` and may rise (a
+ * price search cut short, or merged frontiers or ranks), least bound first; their count.
+ * Every member builds the same list (the figures are merged, the cutoff agreed). */
+static int second_round(search *s, double inc)
+{
+  int n = 0;
+  for (int i = 0; i < s->n; i++) {
+    const hp_cfg_bound *b = &s->b[i];
+    if (!b->done) s->open[n++] = (open_cfg){ -DBL_MAX, i };
+    else if ((b->partial || b->merged) && !b->enumerated && !pruned_at(s, i, inc))
+      s->open[n++] = (open_cfg){ b->bound, i };
+  }
+  qsort(s->open, (size_t)n, sizeof *s->open, by_bound);
+  return n;
+}
+
 /* 2. The pattern bound and plan of every configuration, most promising first, in two
  * rounds; the figures and plans are merged after each, whatever happened in it. With three
  * classes or more, the first round keeps a reserve for the quick bounds (quick_bounds) of
  * the configurations it does not reach. Between the rounds, where the first left work for
  * the second (the instance is too large for the shares: small ones never pay for it), the
- * placement descents (descending), so that the second round runs under a better cutoff. */
+ * placement descents (descending), so that the second round runs under a better cutoff.
+ * With three classes or more, also descents before the first round (EARLY_DESCENTS), and
+ * the second round takes its configurations least bound first (second_round: the least
+ * bound is the certificate's), each twice an equal share of the time left (the least
+ * bound's first run must end, and a run that does not leaves the bound where it was),
+ * and runs those whose frontiers or ranks merged with frontiers TIGHT_GROWTH times
+ * larger, which keeps more ranks apart (pattern_dp.c). On the five-kind 104-GPU row (GPT
+ * 2.6B, 300 s) the first round leaves 6 configurations below the incumbent, each bounded
+ * with V100 and L4 merged, and the round used to resume the first of them for all the
+ * 125 s left (bound 1.9422 s, gap 12.41 %); with the five ranks apart the first run of
+ * pp 13 tp 2 dp 4 mbs 1 takes 12 to 18 s and reads 2.046 (an equal share, about 20 s,
+ * ended at 2.0165 s, 9.06 %, unloaded, and at 1.9422 with the machine's other core
+ * busy). */
 static hp_err pattern_bounds(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
@@ -501,6 +547,8 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
   s->total = s->n;
   if (!(s->order = promise_order(s->fixed, s->n))) err = hp_fail(d, HP_NOMEM, "out of memory");
   if (!err) err = hp_classes_build(s->prob, HP_PATTERN_SEARCH_CLASSES, &cl, d);
+  if (all_agree(s, !err && cl.n >= 3 && !hp__should_stop(s->lim, s->deadline, s->out)))
+    err = descending(s, 1, d);
   for (int round = 0; round < 2; round++) {
     hp_err e2;
     /* round 1 in a team: every member on one configuration at a time, its DP shared
@@ -511,10 +559,13 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
     /* round 0 of the certificate begins with phase 1's items after the configurations'
      * (the baselines: incumbents) */
     int head = round == 0 ? s->rest : 0;
-    for (int q0 = 0; q0 < head + s->n && !err; q0++) {
+    /* round 1 with three classes or more: second_round's list, in s->open */
+    int by_bound1 = round == 1 && cl.n >= 3;
+    int items = by_bound1 ? second_round(s, hp__team_min(shared, incumbent(s))) : s->n;
+    for (int q0 = 0; q0 < head + items && !err; q0++) {
       int q = shared ? q0 : (int)t->claim(t->ctx, CTR_PATTERN + round), i, todo = 0;
       double share = INFINITY, inc;
-      if (q >= head + s->n) break;
+      if (q >= head + items) break;
       if (q < head) {
         if (hp__should_stop(s->lim, s->deadline, s->out)) break;
         if (hp__now() < s->t0 + s->budget / 4)   /* phase 1's time, as there */
@@ -523,23 +574,29 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
         continue;
       }
       q -= head;
-      i = s->order[q];
+      i = by_bound1 ? s->open[q].i : s->order[q];
       inc = hp__team_min(shared, incumbent(s));   /* the members' cutoffs are one */
-      /* round 1 also resumes a price search stopped early whose bound is below the best plan */
-      if (s->b[i].done && !(round == 1 && s->b[i].partial && !pruned_at(s, i, inc))) continue;
+      /* round 1 also resumes a price search stopped early whose bound is below the best plan
+       * (with three classes or more, also reruns merged ones: second_round) */
+      if (by_bound1 ? s->b[i].done && pruned_at(s, i, inc) :
+          s->b[i].done && !(round == 1 && s->b[i].partial && !pruned_at(s, i, inc))) continue;
       if (hp__team_any(shared, hp__should_stop(s->lim, s->deadline, s->out))) break;
       /* round 0: a few times the configuration's share of the time left. A team keeps the
        * single process's share, though it has more time in all: what round 0 cuts short,
        * round 1 finishes under a better cutoff, so a larger share would only do more work
        * under a worse one (measured: 20 % more) */
-      for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done || s->b[s->order[k]].partial;
+      if (by_bound1) todo = items - q;
+      else
+        for (int k = q; k < s->n; k++) todo += !s->b[s->order[k]].done || s->b[s->order[k]].partial;
       /* the reserve: what is left goes to the quick bounds of those not bounded */
       if (round == 0 && cl.n >= 3 && isfinite(s->deadline) &&
           s->deadline - hp__now() < fmin(QUICK_CAP * s->budget,
                                          QUICK_RESERVE * quick_mean(s) * todo / t->size))
         break;
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
-      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share, 0, 0,
+      if (by_bound1 && isfinite(s->deadline)) share = fmax(1.0, 2 * (s->deadline - hp__now()) / todo);
+      err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share,
+                               by_bound1 && s->b[i].merged ? FRONTIER0 * TIGHT_GROWTH : 0, 0,
                                shared, s->out, &s->b[i], d);
       err = hp__team_agree_err(shared, err);
       publish(s);
@@ -557,7 +614,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
      * descent's moves often find in a second where the annealing takes minutes) */
     if (round == 0 && all_agree(s, !err && (resumes(s) || gap_remains(s)) &&
                                    !hp__should_stop(s->lim, s->deadline, s->out)))
-      err = descending(s, d);
+      err = descending(s, 0, d);
   }
   hp_classes_release(&cl);
   return team_check(s, err, d);
@@ -741,7 +798,7 @@ static hp_err closing(search *s, hp_diag *d)
 static hp_err tightening(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
-  int n = s->n, frontier = 64;
+  int n = s->n, frontier = FRONTIER0;
   hp_classes cl;
   hp_err err = HP_OK;
   memset(&cl, 0, sizeof cl);
