@@ -15,7 +15,7 @@
  *      plan), placement descents (items of placement_descent.c) on the configurations
  *      left open. With three classes or more, also descents of the most promising
  *      configurations before the first round (its cutoff), and the second round takes its
- *      configurations least bound first, an equal share each, rerunning those whose
+ *      configurations least bound first, twice an equal share each, rerunning those whose
  *      frontiers or ranks merged with larger frontiers.
  *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
  *   bounds partial). The certificate goes on:

@@ -12,6 +12,9 @@
  *      optimum, their bound never above it, "optimal" only at the optimum, and every run
  *      proved: "optimal", or "infeasible" where nothing fits (what the bounds leave open,
  *      the closing phase enumerates: search_driver.c).
+ * And one fixed five-kind instance whose ranks merge: a run with larger frontiers keeps
+ * them apart, its bound no lower, never above a plan (what the driver's second round
+ * relies on).
  * Each violation is printed with its instance, configuration and figures before the
  * test fails, so one run names them all.
  * Tolerance: relative 1e-9 on every comparison (sums of the same terms in another
@@ -370,26 +373,23 @@ TEST(certificate_v3_glpk_and_cbc_bound_brute_force_on_instances_of_3_kinds)
 }
 
 /* Five kinds, two 4-GPU nodes each (the data-sheet figures of bench/clusters_v3.sh),
- * 100 Gbit/s between nodes: five exact classes. */
-static const char v3_k5_cluster[] =
-  "{ \"version\": 1, \"name\": \"k5-40\", \"device_types\": {"
-  "  \"H100\": { \"mem_gib\": 80, \"reserved_gib\": 1, \"tflops\": 989, \"efficiency\": 0.35, \"hbm_gbs\": 3350 },"
-  "  \"A100\": { \"mem_gib\": 40, \"reserved_gib\": 1, \"tflops\": 312, \"efficiency\": 0.35, \"hbm_gbs\": 1555 },"
-  "  \"V100\": { \"mem_gib\": 32, \"reserved_gib\": 1, \"tflops\": 125, \"efficiency\": 0.35, \"hbm_gbs\": 900 },"
-  "  \"L4\": { \"mem_gib\": 24, \"reserved_gib\": 1, \"tflops\": 121, \"efficiency\": 0.35, \"hbm_gbs\": 300 },"
-  "  \"T4\": { \"mem_gib\": 16, \"reserved_gib\": 1, \"tflops\": 65, \"efficiency\": 0.35, \"hbm_gbs\": 320 } },"
-  "  \"nodes\": ["
-  "  { \"name\": \"h100-00\", \"type\": \"H100\", \"gpus\": 4, \"intra_gbps\": 7200, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"h100-01\", \"type\": \"H100\", \"gpus\": 4, \"intra_gbps\": 7200, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"a100-00\", \"type\": \"A100\", \"gpus\": 4, \"intra_gbps\": 4800, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"a100-01\", \"type\": \"A100\", \"gpus\": 4, \"intra_gbps\": 4800, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"v100-00\", \"type\": \"V100\", \"gpus\": 4, \"intra_gbps\": 2400, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"v100-01\", \"type\": \"V100\", \"gpus\": 4, \"intra_gbps\": 2400, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"l4-00\", \"type\": \"L4\", \"gpus\": 4, \"intra_gbps\": 512, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"l4-01\", \"type\": \"L4\", \"gpus\": 4, \"intra_gbps\": 512, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"t4-00\", \"type\": \"T4\", \"gpus\": 4, \"intra_gbps\": 256, \"intra_lat_us\": 5 },"
-  "  { \"name\": \"t4-01\", \"type\": \"T4\", \"gpus\": 4, \"intra_gbps\": 256, \"intra_lat_us\": 5 } ],"
-  "  \"inter_gbps\": 100, \"inter_lat_us\": 5 }";
+ * 100 Gbit/s between nodes: five exact classes. Written into buf. */
+static void v3_k5_cluster(char *buf, size_t n)
+{
+  static const struct { const char *type; int mem, tflops, hbm, intra; } k[5] = {
+    { "H100", 80, 989, 3350, 7200 }, { "A100", 40, 312, 1555, 4800 }, { "V100", 32, 125, 900, 2400 },
+    { "L4", 24, 121, 300, 512 }, { "T4", 16, 65, 320, 256 } };
+  size_t at = (size_t)snprintf(buf, n, "{ \"version\": 1, \"name\": \"k5-40\", \"device_types\": {");
+  for (int t = 0; t < 5 && at < n; t++)
+    at += (size_t)snprintf(buf + at, n - at, "%s \"%s\": { \"mem_gib\": %d, \"reserved_gib\": 1, "
+                           "\"tflops\": %d, \"efficiency\": 0.35, \"hbm_gbs\": %d }", t ? "," : "",
+                           k[t].type, k[t].mem, k[t].tflops, k[t].hbm);
+  for (int q = 0; q < 10 && at < n; q++)
+    at += (size_t)snprintf(buf + at, n - at, "%s { \"name\": \"%s-%02d\", \"type\": \"%s\", "
+                           "\"gpus\": 4, \"intra_gbps\": %d, \"intra_lat_us\": 5 }",
+                           q ? "," : " }, \"nodes\": [", k[q / 2].type, q % 2, k[q / 2].type, k[q / 2].intra);
+  if (at < n) snprintf(buf + at, n - at, " ], \"inter_gbps\": 100, \"inter_lat_us\": 5 }");
+}
 
 /* What the certificate's second round asks of a configuration whose ranks merged (with
  * three classes or more, search_driver.c reruns it with frontiers 4 times the default):
@@ -411,8 +411,10 @@ TEST(certificate_v3_merged_ranks_kept_apart_by_a_larger_run_bound_not_lower_nor_
   hp_cfg_bound b64, b256;
   hp_result r, pr;
   hp_limits lim;
+  char cluster[4096];
+  v3_k5_cluster(cluster, sizeof cluster);
   CHECK(hp_read_file("models/gpt-1.1b.json", &model, &d) == HP_OK);
-  p = fx_problem(model, v3_k5_cluster, NULL, 64, HP_1F1B);
+  p = fx_problem(model, cluster, NULL, 64, HP_1F1B);
   ri_cert_scope(p);
   p->job.idle_devices = 1;
   CHECK(hp_classes_build(p, HP_PATTERN_SEARCH_CLASSES, &cl, &d) == HP_OK);
