@@ -976,6 +976,10 @@ static hp_err price_search(pdp *c, hp_pat_result *r, double cutoff, int counted,
   if ((err = priced(c, lam, r, cutoff, &v, use, done)) || !*done) return err;
   if (v > r->bound) r->bound = v;
   if (v >= cutoff || C == 1) return HP_OK;
+  if (c->ranked && c->nlev < C && c->o->quick == HP_PAT_MERGED_FIRST) {
+    r->partial = 1;                    /* merged ranks: a larger run redoes it, prices and all */
+    return HP_OK;
+  }
   /* a price step of the order of a stage time per group */
   scale = (isfinite(cutoff) ? cutoff : v) / (c->dp > 0 ? c->dp : 1);
   if (C == 2) {
@@ -1402,7 +1406,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     r->quick_s = hp__now() - t_in;
     if (v > r->bound) r->bound = v;
     if (v >= o->cutoff) { r->done = 1; goto done; }
-    if (o->quick) goto done;           /* marked partial below: the counted runs wait */
+    if (o->quick == HP_PAT_QUICK) goto done;   /* marked partial below: the counted runs wait */
     done = 0;
     release(&c);
   }

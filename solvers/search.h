@@ -203,6 +203,8 @@ hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_
  * all the time and work, before the count of ranks). */
 enum { HP_PAT_COUNT_AUTO, HP_PAT_COUNT_RANKS, HP_PAT_COUNT_SIDES, HP_PAT_COUNT_CLASS };
 
+enum { HP_PAT_QUICK = 1, HP_PAT_MERGED_FIRST = 2 };   /* hp_pat_opts.quick */
+
 typedef struct hp_pat_opts {
   double cutoff;       /* only bounds below it matter (INFINITY: all); at or above it the
                         * bound reported is the cutoff itself */
@@ -214,7 +216,10 @@ typedef struct hp_pat_opts {
   int frontier;        /* points a frontier keeps before it merges (0: the default, 64);
                         * more: a bound as high or higher, at more cost; the count of ranks
                         * then keeps as many times more states (fewer ranks merged) */
-  int quick;           /* three classes or more: the quick bound alone (marked partial) */
+  int quick;           /* three classes or more: HP_PAT_QUICK the quick bound alone (marked
+                        * partial); HP_PAT_MERGED_FIRST where the count of ranks merges
+                        * ranks, its first run alone, no prices (marked partial: a run with
+                        * larger frontiers, which keeps them apart, will redo it); 0 all */
   const struct hp_team *team;   /* several members run this one DP together, each stage's
                         * targets split among them (pattern_dp.c): every member calls with
                         * the same problem and options, and all end with the same result,
@@ -304,8 +309,10 @@ typedef struct hp_cfg_bound {
  * and decodes the sequence found below the cutoff, if any, into a plan offered to `out`.
  * A configuration not yet bounded (!b->done) runs over unsplit kinds first, the split ones
  * only if that bound is below the cutoff; a split run cut short marks b partial. `quick`
- * (three classes or more): its quick bound alone, marked partial (hp_pat_opts.quick), for a
- * configuration that the time left cannot take further. With a
+ * (three classes or more, hp_pat_opts.quick): HP_PAT_QUICK its quick bound alone, marked
+ * partial, for a configuration that the time left cannot take further; HP_PAT_MERGED_FIRST
+ * no price search after a first run whose ranks merged (the driver's first round, whose
+ * second reruns those with the ranks apart); 0 the whole search. With a
  * team (else NULL), every member runs this item together, each DP shared (hp_pat_opts.team),
  * with the same cutoff and b: all end with the same b, the single process's. */
 hp_err hp__pattern_config(const hp_problem *p, const hp_classes *cl, const hp_config *c,

@@ -14,9 +14,10 @@
  *      first left the second work (for that better cutoff) or a gap remains (for a better
  *      plan), placement descents (items of placement_descent.c) on the configurations
  *      left open. With three classes or more, also descents of the most promising
- *      configurations before the first round (its cutoff), and the second round takes its
- *      configurations least bound first, twice an equal share each, rerunning those whose
- *      frontiers or ranks merged with larger frontiers.
+ *      configurations before the first round (its cutoff); the first round stops where
+ *      the count of ranks merged ranks (no prices); the second takes its configurations
+ *      least bound first, twice an equal share each, rerunning those whose frontiers or
+ *      ranks merged with larger frontiers.
  *   `dp` ends here and claims no bound (a time limit or a cutoff may leave the pattern
  *   bounds partial). The certificate goes on:
  *   3. a short simulated annealing from the incumbent, if a configuration is still open;
@@ -536,7 +537,11 @@ static int second_round(search *s, double inc)
  * 125 s left (bound 1.9422 s, gap 12.41 %); with the five ranks apart the first run of
  * pp 13 tp 2 dp 4 mbs 1 takes 12 to 18 s and reads 2.046 (an equal share, about 20 s,
  * ended at 2.0165 s, 9.06 %, unloaded, and at 1.9422 with the machine's other core
- * busy). */
+ * busy; twice that share, 6.63 % in one run and 9.06 % in another, a second short). So the
+ * first round, with three classes or more, stops a configuration's search after its first
+ * run where the ranks merged (HP_PAT_MERGED_FIRST; the second round redoes it, prices and
+ * all): on that row the first round then ends at 31 s, not 166, and two runs read 6.63 %,
+ * that figure reached at 207 s. */
 static hp_err pattern_bounds(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
@@ -596,7 +601,8 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
       if (by_bound1 && isfinite(s->deadline)) share = fmax(1.0, 2 * (s->deadline - hp__now()) / todo);
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share,
-                               by_bound1 && s->b[i].merged ? FRONTIER0 * TIGHT_GROWTH : 0, 0,
+                               by_bound1 && s->b[i].merged ? FRONTIER0 * TIGHT_GROWTH : 0,
+                               round == 0 && cl.n >= 3 ? HP_PAT_MERGED_FIRST : 0,
                                shared, s->out, &s->b[i], d);
       err = hp__team_agree_err(shared, err);
       publish(s);

@@ -397,7 +397,9 @@ static void v3_k5_cluster(char *buf, size_t n)
  * 9^5 states; five ranks apart are 4,368 states, past the 4,096 the default run keeps, so
  * two ranks merge). The default run must say it merged; the larger run keeps the five
  * ranks apart (and merges nothing), and its bound is at least the merged one and at most
- * the time of a real plan of the configuration (the placement descent's). Measured
+ * the time of a real plan of the configuration (the placement descent's). The driver's
+ * first round (HP_PAT_MERGED_FIRST) stops after the merged first run: partial, merged, no
+ * higher than the whole merged search. Measured
  * 2026-11-26: both read 0.447947 s (with idle devices the bound's sequence leaves the
  * merged classes out; on the five-kind bench row, where every device works, the larger
  * run reads 2.046 against 1.940), the plan 0.482631 s; 0.9 and 3.4 s. */
@@ -408,7 +410,7 @@ TEST(certificate_v3_merged_ranks_kept_apart_by_a_larger_run_bound_not_lower_nor_
   hp_problem *p;
   hp_classes cl;
   hp_config c = { 11, 1, 1, 1 };
-  hp_cfg_bound b64, b256;
+  hp_cfg_bound b64, b256, bfirst;
   hp_result r, pr;
   hp_limits lim;
   char cluster[4096];
@@ -422,6 +424,7 @@ TEST(certificate_v3_merged_ranks_kept_apart_by_a_larger_run_bound_not_lower_nor_
   hp_limits_init(&lim);
   memset(&b64, 0, sizeof b64);
   memset(&b256, 0, sizeof b256);
+  memset(&bfirst, 0, sizeof bfirst);
   hp_result_init(&r);
   hp_result_init(&pr);
   double t0 = hp__now();
@@ -429,13 +432,19 @@ TEST(certificate_v3_merged_ranks_kept_apart_by_a_larger_run_bound_not_lower_nor_
   double t1 = hp__now();
   CHECK(hp__pattern_config(p, &cl, &c, &lim, INFINITY, INFINITY, INFINITY, 256, 0, NULL, &r, &b256, &d) == HP_OK);
   double t2 = hp__now();
+  /* the driver's first round: where the ranks merged, the first run alone, partial */
+  CHECK(hp__pattern_config(p, &cl, &c, &lim, INFINITY, INFINITY, INFINITY, 0, HP_PAT_MERGED_FIRST,
+                           NULL, &r, &bfirst, &d) == HP_OK);
   CHECK(hp__descend_config(p, &c, NULL, &lim, INFINITY, &pr, NULL, &d) == HP_OK);
-  fprintf(stderr, "  merged run: bound %.6f (merged %d, sides %d) in %.2f s; larger run: %.6f (merged %d, sides %d) in %.2f s; plan %.6f\n",
+  fprintf(stderr, "  merged run: bound %.6f (merged %d, sides %d) in %.2f s; larger run: %.6f (merged %d, sides %d) in %.2f s; "
+          "merged, first run alone: %.6f (partial %d); plan %.6f\n",
           b64.bound, b64.merged, b64.sides, t1 - t0, b256.bound, b256.merged, b256.sides, t2 - t1,
-          pr.plan ? pr.objective : INFINITY);
+          bfirst.bound, bfirst.partial, pr.plan ? pr.objective : INFINITY);
   CHECK(b64.done && b256.done && pr.plan != NULL);
   CHECK(b64.merged);
   CHECK(!b256.merged);                 /* five ranks apart, no frontier merged */
+  CHECK(bfirst.done && bfirst.merged && bfirst.partial);
+  CHECK(bfirst.bound <= b64.bound * (1 + V3_TOL));
   CHECK(b256.bound >= b64.bound * (1 - V3_TOL));
   CHECK(pr.plan && at_most(b256.bound, pr.objective, V3_TOL));
   hp_result_release(&r);
