@@ -109,8 +109,6 @@
  * costs more than the sides' runs (the 5-kind 104-GPU row, pp 13: 8568 states with five
  * ranks, one run not done in 20 s; with four, 2380 states, 12 s) */
 #define PAT_RANK_STATES 4096.0
-/* Points a frontier keeps before it merges (a relaxation, never above the exact DP). */
-#define PAT_FRONTIER 64
 /* Price updates of the Lagrangian bound's subgradient ascent, at most. */
 #define PAT_PRICE_ITERS 24
 /* Splits of the kinds' groups over their classes, in all, that the count per class takes. */
@@ -197,7 +195,7 @@ typedef struct pdp {
   double cutoff;         /* compare priced values with it (cutoff + price of all groups) */
   long work, max_work;   /* max_work: transitions this run may try (0: any) */
   int merged;            /* some frontier merged points: the bound is below the exact DP's */
-  hp_front_rule rule;    /* merge past o->frontier points (PAT_FRONTIER by default) */
+  hp_front_rule rule;    /* merge past o->frontier points (HP_PAT_FRONTIER by default) */
   int stopped, overflow;
   int defer;             /* the period waits for the next kind (P, above): in the runs that
                           * count exactly, once each; the price search's runs, many, leave it
@@ -1307,7 +1305,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
     if (!pt->chain[ab] && pt->ibw[ab] > 0) c.nb = 2;
   c.KS = (c.K + 1) * c.nb;
   c.team = o->team && o->team->size > 1 ? o->team : NULL;
-  c.rule = (hp_front_rule){ o->frontier > 0 ? o->frontier : PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL, NFIG };
+  c.rule = (hp_front_rule){ o->frontier > 0 ? o->frontier : HP_PAT_FRONTIER, HP_FRONT_MERGE, NULL, NULL, NFIG };
   {
     long supply = 0;
     for (int x = 0; x < c.C; x++) supply += pt->groups[x];
@@ -1463,7 +1461,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
      * (on the five-kind 104-GPU row, pp 13 tp 2 dp 4 mbs 1: with V100 and L4 merged, the
      * eight L4 groups "lie" in stages of V100 and H100, and the first run reads 1.940; the
      * five ranks apart, 8568 states, read 2.046 in one run of about 20 s) */
-    double grow = o->frontier > PAT_FRONTIER ? (double)o->frontier / PAT_FRONTIER : 1;
+    double grow = o->frontier > HP_PAT_FRONTIER ? (double)o->frontier / HP_PAT_FRONTIER : 1;
     if (rank_plan(&c, fmin(PAT_RANK_STATES * grow, PAT_RANK_LISTS * grow / ((double)(L + 1) * c.KS)))) {
       r->sides = 2;
       err = counted_ranks(&c, r, o->cutoff, &done);

@@ -204,6 +204,9 @@ hp_err hp__random_plan(const hp_problem *p, const hp_config *c, hp_rng *rng, hp_
 enum { HP_PAT_COUNT_AUTO, HP_PAT_COUNT_RANKS, HP_PAT_COUNT_SIDES, HP_PAT_COUNT_CLASS };
 
 enum { HP_PAT_QUICK = 1, HP_PAT_MERGED_FIRST = 2 };   /* hp_pat_opts.quick */
+/* Points a pattern DP frontier keeps by default (hp_pat_opts.frontier 0); the search's
+ * larger runs (second round, tightening) ask multiples of it. */
+#define HP_PAT_FRONTIER 64   /* past it the nearest pair merges: a relaxation, never above the exact DP */
 
 typedef struct hp_pat_opts {
   double cutoff;       /* only bounds below it matter (INFINITY: all); at or above it the
@@ -213,7 +216,7 @@ typedef struct hp_pat_opts {
   int exact;           /* 1: count groups exactly (two classes at most) whatever it costs;
                         * 0: prices only; -1: exact while affordable, else prices */
   int count;           /* three classes or more: which count of groups (HP_PAT_COUNT_*) */
-  int frontier;        /* points a frontier keeps before it merges (0: the default, 64);
+  int frontier;        /* points a frontier keeps before it merges (0: HP_PAT_FRONTIER);
                         * more: a bound as high or higher, at more cost; the count of ranks
                         * then keeps as many times more states (fewer ranks merged) */
   int quick;           /* three classes or more: HP_PAT_QUICK the quick bound alone (marked

@@ -71,8 +71,6 @@ enum { CTR_SEEDS = 0, CTR_PATTERN = 1 /* and 2 */, CTR_MIPS = 3, CTR_CLOSE = 4, 
  * counter each: CTR_TIGHT + pass - 1 < HP_TEAM_COUNTERS). */
 #define TIGHT_PASSES 3
 #define TIGHT_GROWTH 4
-/* The pattern DP's frontier by default (pattern_dp.c's PAT_FRONTIER), which those grow from */
-#define FRONTIER0 64
 
 /* The improving phase's first run (before tightening) ends after this many annealings in
  * a row found no better plan (two from the incumbent, two afresh); its last runs to the
@@ -601,7 +599,7 @@ static hp_err pattern_bounds(search *s, hp_diag *d)
       if (round == 0 && isfinite(s->deadline)) share = fmax(1.0, 4 * (s->deadline - hp__now()) / todo);
       if (by_bound1 && isfinite(s->deadline)) share = fmax(1.0, 2 * (s->deadline - hp__now()) / todo);
       err = hp__pattern_config(s->prob, &cl, &s->cfg[i], s->lim, inc, s->deadline, share,
-                               by_bound1 && s->b[i].merged ? FRONTIER0 * TIGHT_GROWTH : 0,
+                               by_bound1 && s->b[i].merged ? HP_PAT_FRONTIER * TIGHT_GROWTH : 0,
                                round == 0 && cl.n >= 3 ? HP_PAT_MERGED_FIRST : 0,
                                shared, s->out, &s->b[i], d);
       err = hp__team_agree_err(shared, err);
@@ -804,7 +802,7 @@ static hp_err closing(search *s, hp_diag *d)
 static hp_err tightening(search *s, hp_diag *d)
 {
   const hp_team *t = s->team;
-  int n = s->n, frontier = FRONTIER0;
+  int n = s->n, frontier = HP_PAT_FRONTIER;
   hp_classes cl;
   hp_err err = HP_OK;
   memset(&cl, 0, sizeof cl);

@@ -430,7 +430,8 @@ TEST(certificate_v3_merged_ranks_kept_apart_by_a_larger_run_bound_not_lower_nor_
   double t0 = hp__now();
   CHECK(hp__pattern_config(p, &cl, &c, &lim, INFINITY, INFINITY, INFINITY, 0, 0, NULL, &r, &b64, &d) == HP_OK);
   double t1 = hp__now();
-  CHECK(hp__pattern_config(p, &cl, &c, &lim, INFINITY, INFINITY, INFINITY, 256, 0, NULL, &r, &b256, &d) == HP_OK);
+  CHECK(hp__pattern_config(p, &cl, &c, &lim, INFINITY, INFINITY, INFINITY, 4 * HP_PAT_FRONTIER, 0, NULL, &r, &b256,
+                           &d) == HP_OK);
   double t2 = hp__now();
   /* the driver's first round: where the ranks merged, the first run alone, partial */
   CHECK(hp__pattern_config(p, &cl, &c, &lim, INFINITY, INFINITY, INFINITY, 0, HP_PAT_MERGED_FIRST,
