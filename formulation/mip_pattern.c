@@ -64,7 +64,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   int *w = hp__calloc((size_t)L * pp, sizeof *w), *tmax = hp__calloc((size_t)pp, sizeof *tmax);
   int *tmin = hp__calloc((size_t)pp, sizeof *tmin), *g = hp__calloc((size_t)pp, sizeof *g);
   int *e = hp__calloc((size_t)pp, sizeof *e), *pc = hp__calloc((size_t)pp, sizeof *pc);
-  int *eh = hp__calloc((size_t)pp, sizeof *eh);
+  int *eh = hp__calloc((size_t)pp, sizeof *eh), *zc = hp__calloc((size_t)pp, sizeof *zc);
   double *obw = hp__calloc((size_t)2 * K + 1, sizeof *obw), *olat = obw + K;
   double *bigc = hp__calloc((size_t)C, sizeof *bigc);
   rowb r = {0};
@@ -77,7 +77,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   map->n_cls = C;
   map->kind = hp__calloc((size_t)pp * K + 1, sizeof *map->kind);
   map->count = hp__calloc((size_t)pp * C + 1, sizeof *map->count);
-  if (!x || !v || !w || !tmax || !tmin || !g || !e || !pc || !eh || !obw || !bigc || !map->kind || !map->count ||
+  if (!x || !v || !w || !tmax || !tmin || !g || !e || !pc || !eh || !zc || !obw || !bigc || !map->kind || !map->count ||
       hp_mip_create(&m, d) || hp__mip_stages(m, &r, L, pp, dp, 1, (hp_job_modes(&prob->job) >> HP_SHARD_ZDP & 1) != 0,
                      &map->base, x, v, w)) {
     err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP");
@@ -121,39 +121,63 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     }
   }
 
+  /* Chained (hp_pattern.h, bdp_chain): zc_s = 1 where every replica keeps both hand-offs
+   * of the middle stage s inside a node. A stage of a kind with a chained figure then has
+   * its replica groups at that figure (gathers and sync below), else some replica crosses
+   * (the worst replica's rows below): the DP's two variants (pattern_dp.c). Only where
+   * some pair of kinds leaves the choice (not crowded, the kind before not on one node):
+   * elsewhere a replica crosses, and the columns would only slow the backends (AMP's
+   * 16-GPU row, GLPK: 3.3 s to 5.3 s with them on every program) */
+  int choice = 0;
+  for (int b = 0; b < K && dp > 1; b++)
+    for (int a = 0; a < K && pt->kind[b].bdp_chain > 0; a++) {
+      size_t ab = (size_t)a * K + b;
+      if (pt->hbw[ab] > 0 && !pt->crowd[ab] && !pt->kind[a].single) choice = 1;
+    }
+  for (int s = 0; s < pp; s++) zc[s] = choice && s > 0 && s + 1 < pp ? col(m, 0, 1, 1, 0, "zc_s%d", s) : -1;
+
   /* Gathers: g_s >= gather at the kind's bandwidth (no sharding when dp = 1 or the job
-   * has no zdp). */
+   * has no zdp); where zc_s = 1, at its chained figure too. */
   for (int s = 0; s < pp; s++) {
     g[s] = -1;
     if (dp <= 1) continue;
     int y = hp__mip_any_sharded(m, &r, L, pp, s, w);
     if (y < 0) continue;
     g[s] = col(m, 0, INFINITY, 0, 0, "g_s%d", s);
-    for (int k = 0; k < K; k++) {
-      /* per byte sharded: the gather and the gradients' per-micro-batch scatter, and the
-       * scatter's latency once if the stage shards a layer (y_s), at the kind's bounds
-       * (bdp at least Bdp, latdp at most latdp: cost-model.md 3, 7.22) */
-      double gam = hp_cost_gather(1, 0, 1, dp, pt->kind[k].bdp, 0) * HP_MIP_MS;
-      double gr = hp_cost_grad_scatter(1, 1, dp, pt->kind[k].bdp, 0) * HP_MIP_MS;
-      double glat = hp_cost_grad_scatter(0, 1, dp, pt->kind[k].bdp, pt->kind[k].latdp) * HP_MIP_MS;
-      double big = gam * sum_param + gr * sum_grad + glat;
-      rb_add(&r, g[s], 1);
-      for (int l = 0; l < L; l++)
-        rb_add(&r, w[l * pp + s], -gam * tab->layer[l].param - gr * tab->layer[l].grad);
-      rb_add(&r, y, -glat);
-      rb_add(&r, map->kind[s * K + k], -big);
-      rb_emit(m, &r, 'G', -big, "gather_s%d_k%d", s, k);
-    }
+    for (int k = 0; k < K; k++)
+      for (int vb = 0; vb < 2; vb++) {
+        double bdp = vb ? pt->kind[k].bdp_chain : pt->kind[k].bdp;
+        if (vb && !(bdp > 0 && zc[s] >= 0)) continue;
+        /* per byte sharded: the gather and the gradients' per-micro-batch scatter, and the
+         * scatter's latency once if the stage shards a layer (y_s), at the kind's bounds
+         * (bdp at least Bdp, latdp at most latdp: cost-model.md 3, 7.22) */
+        double gam = hp_cost_gather(1, 0, 1, dp, bdp, 0) * HP_MIP_MS;
+        double gr = hp_cost_grad_scatter(1, 1, dp, bdp, 0) * HP_MIP_MS;
+        double glat = hp_cost_grad_scatter(0, 1, dp, bdp, pt->kind[k].latdp) * HP_MIP_MS;
+        double big = gam * sum_param + gr * sum_grad + glat;
+        rb_add(&r, g[s], 1);
+        for (int l = 0; l < L; l++)
+          rb_add(&r, w[l * pp + s], -gam * tab->layer[l].param - gr * tab->layer[l].grad);
+        rb_add(&r, y, -glat);
+        rb_add(&r, map->kind[s * K + k], -big);
+        if (vb) rb_add(&r, zc[s], -big);
+        rb_emit(m, &r, 'G', -(vb ? 2 : 1) * big, vb ? "gatherc_s%d_k%d" : "gather_s%d_k%d", s, k);
+      }
   }
 
   /* Stage times: the slowest class present and a fastest one (chosen). */
+  int any_g = 0;                       /* some stage may shard (zdp): its g_s in the rows */
+  for (int s = 0; s < pp; s++) any_g |= g[s] >= 0;
   for (int c = 0; c < C; c++) {
     double worst_gather = 0;
     for (int l = 0; l < L; l++) bigc[c] += hp_costs_time(tab, c, l) * (1 + rc) * HP_MIP_MS;
     for (int k = 0; k < K; k++) {
-      double gam = (hp_cost_gather(1, 0, 1, dp, pt->kind[k].bdp, 0) * sum_param +
-                    hp_cost_grad_scatter(sum_grad, 1, dp, pt->kind[k].bdp, pt->kind[k].latdp)) * HP_MIP_MS;
-      if (dp > 1 && gam > worst_gather) worst_gather = gam;
+      /* the chained figure is the smaller, where its rows are (choice): its gathers the
+       * larger */
+      double bdp = choice && pt->kind[k].bdp_chain > 0 ? pt->kind[k].bdp_chain : pt->kind[k].bdp;
+      double gam = (hp_cost_gather(1, 0, 1, dp, bdp, 0) * sum_param +
+                    hp_cost_grad_scatter(sum_grad, 1, dp, bdp, pt->kind[k].latdp)) * HP_MIP_MS;
+      if (any_g && gam > worst_gather) worst_gather = gam;
     }
     bigc[c] += worst_gather;
   }
@@ -379,9 +403,13 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
         if (!hp_patterns_one_class(pt, b)) continue;
         for (int a = 0; a < K; a++) {
           size_t ab = (size_t)a * K + b, ba = (size_t)b * K + a;
-          /* rows: 0 crowd intra-in, 1 crowd inter-in, 2 worst in (a, b), 3 worst out (b, a) */
+          /* rows: 0 crowd intra-in, 1 crowd inter-in, 2 worst in (a, b), 3 worst out (b, a);
+           * a chained kind b after a single a crosses as a crowded one does (s would be on
+           * a's node), after another unless zc_s = 1 (free: the chained figure holds) */
           int use[4] = { 0, 0, 0, 0 };
-          if (st > 0 && st + 1 < pp && pt->crowd[ab] && pt->hbw[ab] > 0) {
+          int chained = st > 0 && st + 1 < pp && dp > 1 && pt->kind[b].bdp_chain > 0;
+          int cross = pt->crowd[ab] || (chained && pt->kind[a].single);
+          if (st > 0 && st + 1 < pp && (cross || chained) && pt->hbw[ab] > 0) {
             use[0] = pt->ibw[ab] > 0 && obw[b] > 0;
             use[1] = pt->xbw[ab] > 0;
           }
@@ -421,6 +449,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
               rb_add(&r, map->kind[st * K + b], -big);
               rb_add(&r, map->kind[(st + 1) * K + a], -big);
             }
+            if (q < 2 && !cross) rb_add(&r, zc[st], big);   /* zc_s = 1 frees both */
             if (q < 2 && use[0] && use[1]) {   /* y = 1 frees the intra-in row, 0 the other
                                                 * (a pair with one of them: no choice) */
               rb_add(&r, y, q == 1 ? -big : big);
@@ -447,19 +476,23 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   map->base.obj_sync = col(m, 0, INFINITY, 0, 1, "Q");
   /* overlapped, the reduction may hide behind the pipeline: Q = 0 is a lower bound */
   for (int s = 0; s < pp && dp > 1 && prob->job.grad_sync != HP_SYNC_OVERLAP; s++)
-    for (int k = 0; k < K; k++) {
-      const hp_stage_kind *kd = &pt->kind[k];
-      double aG = hp_cost_reduce(1, 0, dp, kd->bdp, 0) * HP_MIP_MS;
-      double aZ = 0;                /* zdp gradients were scattered per micro-batch */
-      double c0 = hp_cost_reduce(0, 0, dp, kd->bdp, kd->latdp) * HP_MIP_MS, big = aG * sum_grad + c0;
-      rb_add(&r, map->base.obj_sync, 1);
-      for (int l = 0; l < L; l++) {
-        rb_add(&r, x[l * pp + s], -aG * tab->layer[l].grad);
-        rb_add(&r, w[l * pp + s], (aG - aZ) * tab->layer[l].grad);
+    for (int k = 0; k < K; k++)
+      for (int vb = 0; vb < 2; vb++) {   /* the kind's figure; where zc_s = 1, the chained */
+        const hp_stage_kind *kd = &pt->kind[k];
+        double bdp = vb ? kd->bdp_chain : kd->bdp;
+        if (vb && !(bdp > 0 && zc[s] >= 0)) continue;
+        double aG = hp_cost_reduce(1, 0, dp, bdp, 0) * HP_MIP_MS;
+        double aZ = 0;                /* zdp gradients were scattered per micro-batch */
+        double c0 = hp_cost_reduce(0, 0, dp, bdp, kd->latdp) * HP_MIP_MS, big = aG * sum_grad + c0;
+        rb_add(&r, map->base.obj_sync, 1);
+        for (int l = 0; l < L; l++) {
+          rb_add(&r, x[l * pp + s], -aG * tab->layer[l].grad);
+          rb_add(&r, w[l * pp + s], (aG - aZ) * tab->layer[l].grad);
+        }
+        rb_add(&r, map->kind[s * K + k], -big);
+        if (vb) rb_add(&r, zc[s], -big);
+        rb_emit(m, &r, 'G', c0 - (vb ? 2 : 1) * big, vb ? "syncc_s%d_k%d" : "sync_s%d_k%d", s, k);
       }
-      rb_add(&r, map->kind[s * K + k], -big);
-      rb_emit(m, &r, 'G', c0 - big, "sync_s%d_k%d", s, k);
-    }
 
   /* U >= the optimizer step of the stage's kind: upd / hbm with the kind's least hbm (a
    * device of every class of the kind is in the stage, cost-model.md 3), zdp layers' bytes
@@ -507,6 +540,7 @@ done:
   free(g);
   free(e);
   free(eh);
+  free(zc);
   free(pc);
   free(obw);
   free(bigc);

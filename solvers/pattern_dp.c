@@ -44,8 +44,13 @@
  * at that stage (min(intra + inter out, inter + out)); where no replica's hand-off between
  * kinds a and b can stay inside a node, some node holds ceil(dp / its kind's nodes) of a
  * stage's groups, all crossing, and that replica's lanes share its interface (7.11), in the
- * stage after (its incoming pair) and the stage before (its outgoing, through P). The
- * pattern MIP takes the same pairs (mip_pattern.c), so its optimum stays above this bound.
+ * stage after (its incoming pair) and the stage before (its outgoing, through P). A
+ * middle stage of one class that spans nodes (a kind with bdp_chain, hp_pattern.h) runs
+ * in two variants: some replica crosses at one of its hand-offs (that pair, as crowded),
+ * or every replica keeps both inside a node, and then its replica groups see at most
+ * bdp_chain (the sharding options at that figure); after a stage on one node only the
+ * first can hold. The pattern MIP takes the same pairs and variants (mip_pattern.c), so
+ * its optimum stays above this bound.
  * e_min (hp_patterns_handoff) divides a link between nodes by the lanes that must share
  * it (hp_pattern.h: tp, or more next to a stage on one node), and more lanes sharing a
  * node's interface are only slower. Recompute re-runs checkpointable layers only
@@ -448,10 +453,11 @@ static void least_mem_add(const hp_costs *tab, int l, hp_mem_terms *m)
 
 /* The options of layers i..j on a stage of `kind` with recompute flag rec (memory mem0
  * with every layer dp): the stage's compute over its classes, plus each sharding option
- * (pattern_shard.c: every mode of the job's list, whatever layers take it). Returns how
- * many it wrote (0: nothing fits). */
-static int stage_option(const pdp *c, int i, int j, int kind, int rec, double mem0, popt *o,
-                        int max)
+ * (pattern_shard.c: every mode of the job's list, whatever layers take it), with Bdp at
+ * most `bdp` (the kind's, or its chained figure). Returns how many it wrote (0: nothing
+ * fits). */
+static int stage_option(const pdp *c, int i, int j, int kind, int rec, double mem0, double bdp,
+                        popt *o, int max)
 {
   const hp_stage_kind *k = &c->pt->kind[kind];
   hp_shard_stage st;
@@ -461,7 +467,7 @@ static int stage_option(const pdp *c, int i, int j, int kind, int rec, double me
   st.dp = c->dp;
   st.modes = c->modes;
   st.overlap = c->p->job.grad_sync == HP_SYNC_OVERLAP;   /* overlapped: T >= the pipeline */
-  st.bdp = k->bdp;
+  st.bdp = bdp;
   st.latdp = k->latdp;
   st.W = c->ppre[j + 1] - c->ppre[i];
   st.G = c->gpre[j + 1] - c->gpre[i];
@@ -725,9 +731,15 @@ static hp_err run(pdp *c, long *best)
           mem0[rec] = hp_cost_mem_total(&mt, c->pt->tab.inflight[s], rec);
         for (int k = 0; k < K && !err && !c->overflow; k++)
           for (int rec = 0; rec < 2 && !err && !c->overflow && owns(c, j, k); rec++) {
-            popt ov[HP_SHARD_MAX_OPTS];
-            int nov = stage_option(c, i, j, k, rec, mem0[rec], ov, HP_SHARD_MAX_OPTS);
+            popt ov[HP_SHARD_MAX_OPTS], ovc[HP_SHARD_MAX_OPTS];
+            int nov = stage_option(c, i, j, k, rec, mem0[rec], c->pt->kind[k].bdp, ov, HP_SHARD_MAX_OPTS);
             if (!nov) continue;
+            /* a middle stage of one class that spans nodes: either some replica crosses
+             * between nodes at one of its hand-offs (the period below takes that pair,
+             * variant 0), or every replica keeps both inside a node and its replica groups
+             * see at most bdp_chain (hp_pattern.h; its options at that figure, variant 1) */
+            int chained = s > 0 && s < pp - 1 && c->pt->kind[k].bdp_chain > 0, novc = 0;
+            if (chained) novc = stage_option(c, i, j, k, rec, mem0[rec], c->pt->kind[k].bdp_chain, ovc, HP_SHARD_MAX_OPTS);
             int rflag = rec;
             if (rec == 0 && mem0[0] <= c->pt->kind[k].cap) rec = 2;   /* recompute cannot help */
             double eout = INFINITY;     /* the least outgoing hand-off, over next kinds */
@@ -747,8 +759,9 @@ static hp_err run(pdp *c, long *best)
             }
             if (obw > 0) eout_x = hp_cost_handoff(c->pt->tab.layer[j].out, c->pt->tab.mbs, c->pt->tab.tp, obw, olat);
             if (s == pp - 1 || !isfinite(eout)) eout = 0;
-            for (int oi = 0; oi < nov && !err && !c->overflow; oi++) {
-            const popt o = ov[oi];
+            for (int var = 0; var < (chained ? 2 : 1) && !err && !c->overflow; var++)
+            for (int oi = 0; oi < (var ? novc : nov) && !err && !c->overflow; oi++) {
+            const popt o = var ? ovc[oi] : ov[oi];
             double mterm0 = (double)c->gas * o.t_max - o.t_min + (double)(c->gas - 1) * eout / 2;
             for (size_t g = g0; g < g1 && !err && !c->overflow; g++) {
               size_t ix = c->tcur[g];
@@ -779,8 +792,12 @@ static hp_err run(pdp *c, long *best)
                  * chain, one crossing (crowd); the crossing on the most crowded node (ew,
                  * also the previous stage's, below) */
                 ew = hp_patterns_handoff_worst(c->pt, kp, k, i - 1);
+                /* chained with the stage before on one node: s would be on it too, so
+                 * some replica crosses (variant 0 alone); crowded: the same */
+                int cross = c->pt->crowd[(size_t)kp * K + k] || (chained && c->pt->kind[kp].single);
+                if (var == 1 && cross) continue;
                 if (hp_patterns_one_class(c->pt, k)) {
-                  if (s < pp - 1 && c->pt->crowd[(size_t)kp * K + k] && isfinite(alt)) wpair = alt;
+                  if (s < pp - 1 && (cross || (chained && var == 0)) && isfinite(alt)) wpair = alt;
                   if (ew + eout > wpair) wpair = ew + eout;
                 }
                 if (!hp_patterns_one_class(c->pt, kp)) ew = 0;

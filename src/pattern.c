@@ -143,7 +143,7 @@ static hp_err add_kind(hp_patterns *pt, int *cap, unsigned mask, int single)
     pt->kind = nk;
     *cap = ncap;
   }
-  pt->kind[pt->n_kind++] = (hp_stage_kind){ mask, single, 0, 0, 0, 0, 0 };
+  pt->kind[pt->n_kind++] = (hp_stage_kind){ .mask = mask, .single = single };
   return HP_OK;
 }
 
@@ -241,6 +241,19 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split
           if ((kd->mask >> a & 1) && (kd->mask >> b & 1) && cl->inter_bw[ix] > best) best = cl->inter_bw[ix];
         }
       if (best / (2.0 * pt->tab.tp) < kd->bdp) kd->bdp = best / (2.0 * pt->tab.tp);
+    }
+    /* Chained: every replica r keeps both hand-offs of a stage s of one class inside a node,
+     * node(r, s-1) = node(r, s) = node(r, s+1). Then s-1 and s+1 span nodes too (were
+     * either's dp groups on one node, s's would be there with them), so for every lane j
+     * the node n holding r's three groups holds a device of G(s-1, j), G(s, j) and
+     * G(s+1, j), each with a device elsewhere: R(n) >= 3 tp, and a pair of G(s, j) between
+     * n and another node of the class sees at most its best link / (3 tp). A kind of own
+     * nodes (own 1) never chains: its nodes hold no other stage. */
+    kd->bdp_chain = 0;
+    if (kd->mask == (kd->mask & -kd->mask) && kd->own != 1) {
+      int x = __builtin_ctz(kd->mask);
+      double b3 = cl->inter_bw[(size_t)x * C + x] / (3.0 * pt->tab.tp);
+      if (b3 > 0 && b3 < kd->bdp) kd->bdp_chain = b3;
     }
   }
   return HP_OK;

@@ -35,6 +35,12 @@ typedef struct hp_stage_kind {
   double cap;          /* least capacity less reserve among the classes present, bytes */
   double bdp, latdp;   /* Bdp <= bdp and latdp >= latdp for every placement of the kind
                         * (0 when dp = 1) */
+  double bdp_chain;    /* a spanning kind of one class (own 0 or -1), dp > 1: Bdp <= this
+                        * where every replica keeps both hand-offs of the stage inside a node
+                        * (then the stages before and after span nodes too, and a node holding
+                        * a replica's three groups has 3 tp replica groups crossing: R(n) >=
+                        * 3 tp); 0 where no such figure is below bdp (pattern_dp.c: a stage
+                        * either has a replica that crosses, or its sync at this figure) */
   double hbm;          /* least memory bandwidth among the classes present that have one,
                         * bytes/s: every class of the mask has a device in the stage, so its
                         * optimizer step is no faster than at this figure (0: none has one,

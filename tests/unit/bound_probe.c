@@ -15,23 +15,28 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
 
 static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                        int exact, int count, int frontier, double seconds, int *partial,
-                       int *counted, int *sides);
+                       int *counted, int *sides, int unchained);
 
 double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                            int exact, int frontier, double seconds, int *partial, int *counted)
 {
-  return dp_bound(p, cl, c, exact, HP_PAT_COUNT_AUTO, frontier, seconds, partial, counted, NULL);
+  return dp_bound(p, cl, c, exact, HP_PAT_COUNT_AUTO, frontier, seconds, partial, counted, NULL, 0);
 }
 
 double bp_dp_bound_count(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                          int count, int *sides)
 {
-  return dp_bound(p, cl, c, -1, count, 0, INFINITY, NULL, NULL, sides);
+  return dp_bound(p, cl, c, -1, count, 0, INFINITY, NULL, NULL, sides, 0);
+}
+
+double bp_dp_bound_unchained(const hp_problem *p, const hp_classes *cl, const hp_config *c)
+{
+  return dp_bound(p, cl, c, -1, HP_PAT_COUNT_AUTO, 0, INFINITY, NULL, NULL, NULL, 1);
 }
 
 static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                        int exact, int count, int frontier, double seconds, int *partial,
-                       int *counted, int *sides)
+                       int *counted, int *sides, int unchained)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
@@ -48,6 +53,7 @@ static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_confi
     hp_plan_destroy(&pl);
     return NAN;
   }
+  for (int k = 0; k < pt.n_kind && unchained; k++) pt.kind[k].bdp_chain = 0;
   hp__pat_opts_init(&o);
   o.exact = exact;
   o.count = count;

@@ -21,6 +21,10 @@ double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_c
  * where the count per class (exact) bound it. */
 double bp_dp_bound_count(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                          int count, int *sides);
+/* The default bound without the chained figures (every kind's bdp_chain 0, hp_pattern.h):
+ * what the DP gave before it knew that a stage whose replicas all keep both hand-offs
+ * inside a node has slower replica groups. */
+double bp_dp_bound_unchained(const hp_problem *p, const hp_classes *cl, const hp_config *c);
 
 /* The pattern MIP of configuration c solved by `be` to the end: its optimum (INFINITY if
  * it has no point; NAN if the backend did not finish), and in *decoded the evaluator's
