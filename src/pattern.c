@@ -250,7 +250,7 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split
      * n and another node of the class sees at most its best link / (3 tp). A kind of own
      * nodes (own 1) never chains: its nodes hold no other stage. */
     kd->bdp_chain = 0;
-    if (kd->mask == (kd->mask & -kd->mask) && kd->own != 1) {
+    if (hp_patterns_one_class(pt, k) && kd->own != 1) {
       int x = __builtin_ctz(kd->mask);
       double b3 = cl->inter_bw[(size_t)x * C + x] / (3.0 * pt->tab.tp);
       if (b3 > 0 && b3 < kd->bdp) kd->bdp_chain = b3;
