@@ -1,6 +1,7 @@
 /* test_calibrate.c -- `hetplan calibrate`'s library part on synthetic runs: times and
  * memory made by the evaluator from a known cluster, fitted from a perturbed one; and the
  * framework defaults of the reserve, by hand. */
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,24 @@ static void write_file(const char *path, const char *text)
   fclose(f);
 }
 
+/* The folders make_runs_prof made, removed (with the files in them) when the test exits. */
+static char made_dirs[64][64];
+static int n_made_dirs;
+
+static void remove_made_dirs(void)
+{
+  for (int i = 0; i < n_made_dirs; i++) {
+    DIR *dir = opendir(made_dirs[i]);
+    struct dirent *e;
+    if (!dir) continue;
+    while ((e = readdir(dir)))
+      if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlinkat(dirfd(dir), e->d_name, 0);
+    closedir(dir);
+    rmdir(made_dirs[i]);
+  }
+  n_made_dirs = 0;
+}
+
 /* One run to make: the model (text) and the plan (its JSON without the closing brace). */
 typedef struct run_spec { const char *model, *plan; } run_spec;
 
@@ -67,6 +86,12 @@ static const char *make_runs_prof(const run_spec *rs, int n, const char *truth,
   size_t len;
   snprintf(dir, sizeof dir, "/tmp/hp_calib_XXXXXX");
   if (!mkdtemp(dir)) { perror("mkdtemp"); exit(3); }
+  if (!n_made_dirs) atexit(remove_made_dirs);
+  if (n_made_dirs == (int)(sizeof made_dirs / sizeof made_dirs[0])) {
+    fprintf(stderr, "test_calibrate: more than %d run folders\n", n_made_dirs);
+    exit(3);
+  }
+  snprintf(made_dirs[n_made_dirs++], sizeof made_dirs[0], "%s", dir);
   snprintf(path, sizeof path, "%s/start.cluster.json", dir);
   write_file(path, start);
   if (start_prof) {
