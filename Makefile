@@ -3,6 +3,7 @@
 #   make demo       build, then plan and evaluate the bundled examples
 #   make test       warnings-fatal build, then the whole test suite (what CI runs)
 #   make bench      planning-time benchmark tables (not a test)
+#   make probe-bounds  builds probe_bounds: what binds a certificate's bound (bench/README.md)
 #   make bench-mip  the MIP solvers' bound and gap on 16 to 768 GPUs (not a test, ~25 min)
 #   make bench-quality  the default solver against the baselines, 64 to 4096 GPUs
 #   make bench-mpi  the MIP search under mpirun with 1, 2 and 4 ranks (~35 min)
@@ -53,6 +54,7 @@ TEST_OBJS := $(TEST_SRCS:%.c=$(BUILD)/%.o)
 LIB   := $(BUILD)/libhetplan.a
 TOOL  := $(BUILD)/hetplan
 UNIT  := $(BUILD)/unit_tests
+PROBE := $(BUILD)/probe_bounds
 
 # --- the profiler (profiler/, docs/profiler.md): its plain-C parts always (and their
 # tests, prof_units); the program with mpicc where Open MPI is; the GPU parts (CUDA
@@ -93,7 +95,7 @@ PROF_UNIT  := $(BUILD)/prof_units
 NVCCFLAGS  ?= -O2 -std=c++17 $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
               -Xcompiler -Wall,-Wextra
 
-.PHONY: all demo test unit profiler bench bench-mip bench-mpi bench-quality bench-fidelity check-asan check-valgrind deps clean \
+.PHONY: all demo test unit profiler bench probe-bounds bench-mip bench-mpi bench-quality bench-fidelity check-asan check-valgrind deps clean \
         fuzz fuzz-targets
 
 all: $(TOOL) profiler
@@ -113,7 +115,7 @@ $(TOOL): $(CLI_OBJS) $(LIB)
 $(UNIT): $(TEST_OBJS) $(LIB)
 	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $(TEST_OBJS) $(LIB) $(LDLIBS)
 
-unit: $(UNIT) $(TOOL) $(PROF_UNIT)
+unit: $(UNIT) $(TOOL) $(PROF_UNIT) $(PROBE)
 
 # warnings are errors for nvcc too when they are for cc (make test)
 NVCC_WERROR := $(if $(findstring -Werror,$(XCFLAGS)),-Werror all-warnings)
@@ -149,6 +151,12 @@ $(BENCH): $(BUILD)/bench/bench_search.o $(LIB)
 # Planning-time figures (printed, not asserted): see bench/README.md.
 bench: $(BENCH)
 	./$(BENCH)
+
+# What binds a certificate's bound, configuration by configuration (a probe for developers,
+# printed, not asserted; bench/README.md "Probing a gap").
+$(PROBE): $(BUILD)/bench/probe_bounds.o $(LIB)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(XLDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+probe-bounds: $(PROBE)
 
 # The MIP certificate's time, bound and gap (about 25 minutes; BENCH_QUICK=1: 30 s).
 bench-mip: $(TOOL)

@@ -32,6 +32,7 @@ run users env HETPLAN="$build/hetplan" ./tests/cli/test_users.sh
 run launch env HETPLAN="$build/hetplan" ./tests/cli/test_launch.sh
 run replan env HETPLAN="$build/hetplan" ./tests/cli/test_replan.sh
 run calibrate env HETPLAN="$build/hetplan" ./tests/cli/test_calibrate.sh
+run probe env HETPLAN="$build/hetplan" PROBE="$build/probe_bounds" ./tests/cli/test_probe.sh
 run readme env HETPLAN="$build/hetplan" ./tests/cli/test_readme.sh
 run mpi env HETPLAN="$build/hetplan" ./tests/cli/test_mpi.sh
 # the evaluator against an independent implementation of cost-model.md 1.2 (python3) on

@@ -1,0 +1,228 @@
+/* probe_bounds.c -- what binds a certificate's bound (make probe-bounds; prints, asserts
+ * nothing). For every configuration the certificate bounds (or one, --config), runs the
+ * search driver's own phase-2 item (hp__pattern_config: the pattern DP with the cutoff,
+ * unsplit kinds first, within a share of seconds) and prints its bound, how it was counted
+ * (exact, by ranks or sides and priced, partial, merged), its work and the evaluator's time
+ * of the plan decoded from its sequence. With --config it also prints the pattern DP's best
+ * sequence (each stage's layers, classes, single-node or spanning, own or shared nodes) from
+ * a run with the chosen count of groups, and with --descend S the best plan the placement
+ * descent finds for that configuration in S seconds: the two sides of the gap that
+ * configuration leaves. Run from the repository root; see bench/README.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hetplan/hetplan.h"
+#include "../solvers/search.h"
+
+static void usage(void)
+{
+  fprintf(stderr,
+          "usage: probe_bounds --model M --cluster C --gbs N [--sharding LIST] [--cutoff S]\n"
+          "                    [--share S] [--config PP,TP,DP,MBS [--count auto|ranks|sides|class]\n"
+          "                    [--frontier N] [--descend S]]\n"
+          "  --cutoff S   the incumbent the search would hold (seconds; default none)\n"
+          "  --share S    seconds each configuration's DP may take (default 20)\n"
+          "  --config     one configuration: also its best sequence, and with --descend the\n"
+          "               best plan the placement descent finds in S seconds\n"
+          "  --count      three classes or more: how the sequence's run counts TP groups\n"
+          "  --frontier   points a frontier keeps before it merges (default the DP's)\n");
+  exit(2);
+}
+
+static const char *count_name(const hp_cfg_bound *b)
+{
+  if (b->enumerated) return "enumerated";
+  if (b->exact) return "exact";
+  if (b->sides == 2) return "ranks-priced";
+  if (b->sides == 1) return "sides-priced";
+  return "priced";
+}
+
+/* The classes of a kind's mask, by type name, joined with '+'. */
+static void mask_text(const hp_problem *p, const hp_classes *cl, unsigned mask, char *buf, size_t n)
+{
+  size_t k = 0;
+  buf[0] = '\0';
+  for (int x = 0; x < cl->n && k < n; x++)
+    if (mask >> x & 1)
+      k += (size_t)snprintf(buf + k, n - k, "%s%s#%d", k ? "+" : "",
+                            p->cluster->types[cl->cls[x].type].name, x);
+}
+
+/* The pattern DP's best sequence for configuration c (its own run, with the cutoff). */
+static void sequence(const hp_problem *p, const hp_classes *cl, const hp_config *c, double cutoff,
+                     double share, int count, int frontier)
+{
+  hp_plan *pl = NULL, *dec = NULL;
+  hp_patterns pt;
+  hp_pat_opts o;
+  hp_pat_result r;
+  hp_diag d = {0};
+  int found = 0;
+  double t0 = hp__now();
+  memset(&pt, 0, sizeof pt);
+  memset(&r, 0, sizeof r);
+  if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
+    printf("  sequence: %s\n", d.msg);
+    hp_plan_destroy(&pl);
+    return;
+  }
+  printf("  classes:");
+  for (int x = 0; x < pt.n_cls; x++)
+    printf(" %s#%d (%d groups, %d a node)", p->cluster->types[cl->cls[x].type].name, x,
+           pt.groups[x], pt.per_node[x]);
+  printf("; kinds %d\n", pt.n_kind);
+  hp__pat_opts_init(&o);
+  o.exact = -1;
+  o.count = count;
+  o.cutoff = cutoff;
+  o.frontier = frontier;
+  o.deadline = t0 + share;
+  if (hp__pattern_bound(p, &pt, &o, &r, &d) != HP_OK || !r.done) {
+    printf("  sequence: not done in %.1f s%s%s\n", hp__now() - t0, d.msg[0] ? ": " : "", d.msg);
+    goto end;
+  }
+  printf("  sequence run: bound %.6f %s%s%s in %.1f s\n", r.bound, r.exact ? "exact" : "priced",
+         r.partial ? " partial" : "", r.merged ? " merged" : "", hp__now() - t0);
+  if (!r.found) {
+    printf("  no sequence below the cutoff\n");
+    goto end;
+  }
+  printf("  best sequence: DP value %.6f\n", r.value);
+  for (int s = 0; s < pt.tab.pp; s++) {
+    const hp_stage_kind *k = &pt.kind[r.kind[s]];
+    char m[256];
+    mask_text(p, cl, k->mask, m, sizeof m);
+    printf("    stage %2d  layers %2d-%-2d  %-24s %s%s%s\n", s, r.first[s], r.first[s + 1] - 1, m,
+           k->single ? "single node" : "spanning",
+           k->single ? "" : k->own == 1 ? ", own nodes" : k->own == -1 ? ", shared nodes" : "",
+           r.rec[s] ? ", recompute" : "");
+  }
+  if (!hp__plan_for(p, c, &dec, &d) &&
+      hp__pattern_plan(p, &pt, &r, INFINITY, NULL, dec, &found, &d) == HP_OK && found) {
+    hp_eval e;
+    memset(&e, 0, sizeof e);
+    if (hp_evaluate(p, dec, &e, &d) == HP_OK)
+      printf("  decoded plan: %.6f s (pipeline %.6f, sync %.6f, step %.6f)%s\n", e.iteration_time,
+             e.pipeline_time, e.sync_time, e.step_time, e.feasible ? "" : ", does not fit");
+    hp_eval_release(&e);
+  }
+end:
+  hp_plan_destroy(&dec);
+  hp__pat_result_release(&r);
+  hp_patterns_release(&pt);
+  hp_plan_destroy(&pl);
+}
+
+int main(int argc, char **argv)
+{
+  const char *model = NULL, *cluster = NULL, *sharding = NULL, *only = NULL;
+  double cutoff = INFINITY, share = 20, descend = 0;
+  int count = HP_PAT_COUNT_AUTO, frontier = 0, one[4] = {0};
+  long gbs = 0;
+  hp_model *m = NULL;
+  hp_cluster *c = NULL;
+  hp_problem *p = NULL;
+  hp_diag d = {0};
+  hp_job job;
+  hp_classes cl;
+  hp_config *cfg = NULL;
+  int n, shown = 0;
+  memset(&job, 0, sizeof job);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) usage();
+    if (!strcmp(a, "--model")) model = v;
+    else if (!strcmp(a, "--cluster")) cluster = v;
+    else if (!strcmp(a, "--gbs")) gbs = atol(v);
+    else if (!strcmp(a, "--sharding")) sharding = v;
+    else if (!strcmp(a, "--cutoff")) cutoff = atof(v);
+    else if (!strcmp(a, "--share")) share = atof(v);
+    else if (!strcmp(a, "--descend")) descend = atof(v);
+    else if (!strcmp(a, "--frontier")) frontier = atoi(v);
+    else if (!strcmp(a, "--config")) {
+      only = v;
+      if (sscanf(v, "%d,%d,%d,%d", &one[0], &one[1], &one[2], &one[3]) != 4) usage();
+    } else if (!strcmp(a, "--count")) {
+      if (!strcmp(v, "auto")) count = HP_PAT_COUNT_AUTO;
+      else if (!strcmp(v, "ranks")) count = HP_PAT_COUNT_RANKS;
+      else if (!strcmp(v, "sides")) count = HP_PAT_COUNT_SIDES;
+      else if (!strcmp(v, "class")) count = HP_PAT_COUNT_CLASS;
+      else usage();
+    } else usage();
+    i++;
+  }
+  if (!model || !cluster || gbs <= 0 || !(share > 0)) usage();
+  job.gbs = gbs;
+  job.schedule = HP_1F1B;
+  if (sharding) {
+    char word[16];
+    for (const char *q = sharding; *q;) {
+      size_t k = strcspn(q, ",");
+      int mode;
+      if (k == 0 || k >= sizeof word) usage();
+      memcpy(word, q, k);
+      word[k] = '\0';
+      if ((mode = hp_shard_parse(word)) < 0) usage();
+      job.sharding |= 1u << mode;
+      q += k + (q[k] == ',');
+    }
+  }
+  if (hp_model_load(model, &m, &d) || hp_cluster_load(cluster, &c, &d) ||
+      hp_problem_create(&p, m, c, NULL, job, &d) || hp_classes_build(p, HP_PATTERN_SEARCH_CLASSES, &cl, &d)) {
+    fprintf(stderr, "probe_bounds: %s\n", d.msg);
+    return 1;
+  }
+  if ((n = hp__configs_cert(p, &cfg)) < 0) {
+    fprintf(stderr, "probe_bounds: out of memory\n");
+    return 1;
+  }
+  printf("# %s on %s, gbs %ld, cutoff %g s, share %g s a configuration\n", model, cluster, gbs,
+         cutoff, share);
+  for (int i = 0; i < n; i++) {
+    hp_limits lim;
+    hp_result out;
+    hp_cfg_bound b;
+    double t0 = hp__now();
+    hp_err e;
+    if (only && !(cfg[i].pp == one[0] && cfg[i].tp == one[1] && cfg[i].dp == one[2] && cfg[i].mbs == one[3]))
+      continue;
+    shown++;
+    memset(&lim, 0, sizeof lim);
+    lim.time_limit = INFINITY;
+    memset(&b, 0, sizeof b);
+    hp_result_init(&out);
+    e = hp__pattern_config(p, &cl, &cfg[i], &lim, cutoff, t0 + share, share, frontier, 0, NULL, &out,
+                           &b, &d);
+    printf("pp %2d tp %d dp %2d mbs %3d  ", cfg[i].pp, cfg[i].tp, cfg[i].dp, cfg[i].mbs);
+    if (e) printf("error: %s\n", d.msg);
+    else if (!b.done) printf("no bound in %.1f s\n", hp__now() - t0);
+    else
+      printf("bound %.6f%s  %s%s%s  work %ld  %.1f s  decoded %.6f\n", b.bound,
+             b.bound >= cutoff ? " (pruned)" : "", count_name(&b), b.partial ? " partial" : "",
+             b.merged ? " merged" : "", b.work, hp__now() - t0, out.plan ? out.objective : NAN);
+    fflush(stdout);
+    hp_result_release(&out);
+    if (only) {
+      sequence(p, &cl, &cfg[i], cutoff, share, count, frontier);
+      if (descend > 0) {
+        hp_result best;
+        long evals = 0;
+        hp_result_init(&best);
+        t0 = hp__now();
+        if (hp__descend_config(p, &cfg[i], NULL, &lim, t0 + descend, &best, &evals, &d) == HP_OK && best.plan)
+          printf("  placement descent: %.6f s (%ld layer DPs, %.1f s)\n", best.objective, evals, hp__now() - t0);
+        else
+          printf("  placement descent: no plan%s%s\n", d.msg[0] ? ": " : "", d.msg);
+        hp_result_release(&best);
+      }
+    }
+  }
+  if (only && !shown) fprintf(stderr, "probe_bounds: %s is not a configuration of this problem\n", only);
+  free(cfg);
+  hp_classes_release(&cl);
+  hp_problem_destroy(&p);
+  return only && !shown ? 1 : 0;
+}
