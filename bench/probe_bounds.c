@@ -4,10 +4,10 @@
  * unsplit kinds first, within a share of seconds) and prints its bound, how it was counted
  * (exact, by ranks or sides and priced, partial, merged), its work and the evaluator's time
  * of the plan decoded from its sequence. With --config it also prints the pattern DP's best
- * sequence (each stage's layers, classes, single-node or spanning, own or shared nodes) from
- * a run with the chosen count of groups, and with --descend S the best plan the placement
- * descent finds for that configuration in S seconds: the two sides of the gap that
- * configuration leaves. Run from the repository root; see bench/README.md. */
+ * sequence (each stage's layers, classes, single-node or spanning, own or shared nodes, and
+ * the terms of its value: M, S, Q, U, pattern_dp.c) from a run with the chosen count of
+ * groups, and with --descend S the best plan the placement descent finds for that
+ * configuration in S seconds: the two sides of the gap that configuration leaves. Run from the repository root; see bench/README.md. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,7 +90,8 @@ static void sequence(const hp_problem *p, const hp_classes *cl, const hp_config 
     printf("  no sequence below the cutoff\n");
     goto end;
   }
-  printf("  best sequence: DP value %.6f\n", r.value);
+  printf("  best sequence: DP value %.6f = M %.6f + S %.6f + Q %.6f + U %.6f\n", r.value, r.fig[0],
+         r.fig[1], r.fig[2], r.fig[3]);
   for (int s = 0; s < pt.tab.pp; s++) {
     const hp_stage_kind *k = &pt.kind[r.kind[s]];
     char m[256];

@@ -908,6 +908,7 @@ static void record(const pdp *c, long best, hp_pat_result *r)
   int s = c->pp - 1;
   r->found = 1;
   r->value = objective(at(c, best));
+  for (int q = 0; q < 4; q++) r->fig[q] = at(c, best)->fig[q];   /* FM, FS, FQ, FU */
   for (long pi = best; pi >= 0 && s >= 0; s--) {
     const ppoint *x = at(c, pi);
     r->first[s] = x->start;

@@ -61,6 +61,9 @@ $P "${tiny[@]}" --config "$cfg" --descend 2 >$tmp/out 2>&1
 check probe_config_one_line "not one configuration line" '/^pp / { n++ } END { exit n != 1 }'
 check probe_config_sequence "no best sequence of $PP stages" \
   '/best sequence/ { b = 1 } /^    stage / { n++ } END { exit !(b && n == pp) }'
+check probe_config_terms_add_up "the DP value is not M + S + Q + U" \
+  '/best sequence: DP value/ { t = 1; if ($6 != "=" || $7 != "M" || $10 != "S" || $13 != "Q" || $16 != "U") bad = 1
+     d = $5 - ($8 + $11 + $14 + $17); if (d > 4e-6 || d < -4e-6 || $8 <= 0) bad = 1 } END { exit !(t && !bad) }'
 check probe_config_classes "the classes line does not name both types" \
   '/classes:/ && /fast#/ && /slow#/ { c = 1 } END { exit !c }'
 check probe_descent_not_below_bound "the descent's plan is below the configuration's bound" \
