@@ -250,4 +250,5 @@ clean:
 	rm -rf build
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(TEST_OBJS:.o=.d) $(PROF_PURE_OBJS:.o=.d) \
-  $(PROF_MPI_OBJS:.o=.d) $(BUILD)/tests/profiler/test_prof.d $(BUILD)/tests/profiler/harness.d
+  $(PROF_MPI_OBJS:.o=.d) $(BUILD)/tests/profiler/test_prof.d $(BUILD)/tests/profiler/harness.d \
+  $(BUILD)/bench/bench_search.d $(BUILD)/bench/probe_bounds.d

@@ -7,7 +7,8 @@
  * sequence (each stage's layers, classes, single-node or spanning, own or shared nodes, and
  * the terms of its value: M, S, Q, U, pattern_dp.c) from a run with the chosen count of
  * groups, and with --descend S the best plan the placement descent finds for that
- * configuration in S seconds: the two sides of the gap that configuration leaves. Run from the repository root; see bench/README.md. */
+ * configuration in S seconds: the two sides of the gap that configuration leaves. Run from
+ * the repository root; see bench/README.md. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,15 +21,26 @@ static void usage(void)
 {
   fprintf(stderr,
           "usage: probe_bounds --model M --cluster C --gbs N [--sharding LIST] [--cutoff S]\n"
-          "                    [--share S] [--config PP,TP,DP,MBS [--count auto|ranks|sides|class]\n"
-          "                    [--frontier N] [--descend S]]\n"
-          "  --cutoff S   the incumbent the search would hold (seconds; default none)\n"
-          "  --share S    seconds each configuration's DP may take (default 20)\n"
-          "  --config     one configuration: also its best sequence, and with --descend the\n"
-          "               best plan the placement descent finds in S seconds\n"
-          "  --count      three classes or more: how the sequence's run counts TP groups\n"
-          "  --frontier   points a frontier keeps before it merges (default the DP's)\n");
+          "                    [--share S] [--frontier N]\n"
+          "                    [--config PP,TP,DP,MBS [--count auto|ranks|sides|class]\n"
+          "                                           [--descend S]]\n"
+          "  --cutoff S    the incumbent the search would hold (seconds; default none)\n"
+          "  --share S     seconds each configuration's DP may take (default 20)\n"
+          "  --frontier N  points a frontier keeps before it merges (default the DP's)\n"
+          "  --config      one configuration: also its best sequence, from a run that counts\n"
+          "                TP groups as --count says (three classes or more), and with\n"
+          "                --descend the best plan the placement descent finds in S seconds\n"
+          "exit codes: 0 done, 1 an input or a configuration failed, 2 usage\n");
   exit(2);
+}
+
+/* A number that is the whole argument, finite and at least `least`; else usage. */
+static double number(const char *v, double least)
+{
+  char *end;
+  double x = strtod(v, &end);
+  if (end == v || *end || !isfinite(x) || x < least) usage();
+  return x;
 }
 
 static const char *count_name(const hp_cfg_bound *b)
@@ -121,7 +133,7 @@ int main(int argc, char **argv)
 {
   const char *model = NULL, *cluster = NULL, *sharding = NULL, *only = NULL;
   double cutoff = INFINITY, share = 20, descend = 0;
-  int count = HP_PAT_COUNT_AUTO, frontier = 0, one[4] = {0};
+  int count = HP_PAT_COUNT_AUTO, counted = 0, frontier = 0, one[4] = {0}, failed = 0;
   long gbs = 0;
   hp_model *m = NULL;
   hp_cluster *c = NULL;
@@ -137,16 +149,18 @@ int main(int argc, char **argv)
     if (!v) usage();
     if (!strcmp(a, "--model")) model = v;
     else if (!strcmp(a, "--cluster")) cluster = v;
-    else if (!strcmp(a, "--gbs")) gbs = atol(v);
+    else if (!strcmp(a, "--gbs")) gbs = (long)number(v, 1);
     else if (!strcmp(a, "--sharding")) sharding = v;
-    else if (!strcmp(a, "--cutoff")) cutoff = atof(v);
-    else if (!strcmp(a, "--share")) share = atof(v);
-    else if (!strcmp(a, "--descend")) descend = atof(v);
-    else if (!strcmp(a, "--frontier")) frontier = atoi(v);
+    else if (!strcmp(a, "--cutoff")) cutoff = number(v, 0);
+    else if (!strcmp(a, "--share")) share = number(v, 0);
+    else if (!strcmp(a, "--descend")) descend = number(v, 0);
+    else if (!strcmp(a, "--frontier")) frontier = (int)number(v, 0);
     else if (!strcmp(a, "--config")) {
+      char tail;
       only = v;
-      if (sscanf(v, "%d,%d,%d,%d", &one[0], &one[1], &one[2], &one[3]) != 4) usage();
+      if (sscanf(v, "%d,%d,%d,%d%c", &one[0], &one[1], &one[2], &one[3], &tail) != 4) usage();
     } else if (!strcmp(a, "--count")) {
+      counted = 1;
       if (!strcmp(v, "auto")) count = HP_PAT_COUNT_AUTO;
       else if (!strcmp(v, "ranks")) count = HP_PAT_COUNT_RANKS;
       else if (!strcmp(v, "sides")) count = HP_PAT_COUNT_SIDES;
@@ -156,6 +170,7 @@ int main(int argc, char **argv)
     i++;
   }
   if (!model || !cluster || gbs <= 0 || !(share > 0)) usage();
+  if (!only && (counted || descend > 0)) usage();   /* they belong to --config */
   job.gbs = gbs;
   job.schedule = HP_1F1B;
   if (sharding) {
@@ -172,12 +187,21 @@ int main(int argc, char **argv)
     }
   }
   if (hp_model_load(model, &m, &d) || hp_cluster_load(cluster, &c, &d) ||
-      hp_problem_create(&p, m, c, NULL, job, &d) || hp_classes_build(p, HP_PATTERN_SEARCH_CLASSES, &cl, &d)) {
+      hp_problem_create(&p, m, c, NULL, job, &d)) {   /* the problem owns m and c once made */
     fprintf(stderr, "probe_bounds: %s\n", d.msg);
+    if (!p) { hp_model_destroy(&m); hp_cluster_destroy(&c); }
+    hp_problem_destroy(&p);
+    return 1;
+  }
+  if (hp_classes_build(p, HP_PATTERN_SEARCH_CLASSES, &cl, &d)) {
+    fprintf(stderr, "probe_bounds: %s\n", d.msg);
+    hp_problem_destroy(&p);
     return 1;
   }
   if ((n = hp__configs_cert(p, &cfg)) < 0) {
     fprintf(stderr, "probe_bounds: out of memory\n");
+    hp_classes_release(&cl);
+    hp_problem_destroy(&p);
     return 1;
   }
   printf("# %s on %s, gbs %ld, cutoff %g s, share %g s a configuration\n", model, cluster, gbs,
@@ -188,22 +212,27 @@ int main(int argc, char **argv)
     hp_cfg_bound b;
     double t0 = hp__now();
     hp_err e;
-    if (only && !(cfg[i].pp == one[0] && cfg[i].tp == one[1] && cfg[i].dp == one[2] && cfg[i].mbs == one[3]))
+    if (only && !(cfg[i].pp == one[0] && cfg[i].tp == one[1] && cfg[i].dp == one[2] &&
+                  cfg[i].mbs == one[3]))
       continue;
     shown++;
-    memset(&lim, 0, sizeof lim);
+    hp_limits_init(&lim);
     lim.time_limit = INFINITY;
     memset(&b, 0, sizeof b);
     hp_result_init(&out);
-    e = hp__pattern_config(p, &cl, &cfg[i], &lim, cutoff, t0 + share, share, frontier, 0, NULL, &out,
-                           &b, &d);
+    d.msg[0] = '\0';
+    e = hp__pattern_config(p, &cl, &cfg[i], &lim, cutoff, t0 + share, share, frontier, 0, NULL,
+                           &out, &b, &d);
     printf("pp %2d tp %d dp %2d mbs %3d  ", cfg[i].pp, cfg[i].tp, cfg[i].dp, cfg[i].mbs);
-    if (e) printf("error: %s\n", d.msg);
-    else if (!b.done) printf("no bound in %.1f s\n", hp__now() - t0);
+    if (e) {
+      printf("error: %s\n", d.msg);
+      failed = 1;
+    } else if (!b.done) printf("no bound in %.1f s\n", hp__now() - t0);
     else
       printf("bound %.6f%s  %s%s%s  work %ld  %.1f s  decoded %.6f\n", b.bound,
-             b.bound >= cutoff ? " (pruned)" : "", count_name(&b), b.partial ? " partial" : "",
-             b.merged ? " merged" : "", b.work, hp__now() - t0, out.plan ? out.objective : NAN);
+             isfinite(cutoff) && b.bound >= cutoff ? " (pruned)" : "", count_name(&b),
+             b.partial ? " partial" : "", b.merged ? " merged" : "", b.work, hp__now() - t0,
+             out.plan ? out.objective : NAN);
     fflush(stdout);
     hp_result_release(&out);
     if (only) {
@@ -212,18 +241,22 @@ int main(int argc, char **argv)
         hp_result best;
         long evals = 0;
         hp_result_init(&best);
+        d.msg[0] = '\0';
         t0 = hp__now();
-        if (hp__descend_config(p, &cfg[i], NULL, &lim, t0 + descend, &best, &evals, &d) == HP_OK && best.plan)
-          printf("  placement descent: %.6f s (%ld layer DPs, %.1f s)\n", best.objective, evals, hp__now() - t0);
+        if (hp__descend_config(p, &cfg[i], NULL, &lim, t0 + descend, &best, &evals, &d) == HP_OK &&
+            best.plan)
+          printf("  placement descent: %.6f s (%ld layer DPs, %.1f s)\n", best.objective, evals,
+                 hp__now() - t0);
         else
           printf("  placement descent: no plan%s%s\n", d.msg[0] ? ": " : "", d.msg);
         hp_result_release(&best);
       }
     }
   }
-  if (only && !shown) fprintf(stderr, "probe_bounds: %s is not a configuration of this problem\n", only);
+  if (only && !shown)
+    fprintf(stderr, "probe_bounds: %s is not a configuration of this problem\n", only);
   free(cfg);
   hp_classes_release(&cl);
   hp_problem_destroy(&p);
-  return only && !shown ? 1 : 0;
+  return (only && !shown) || failed ? 1 : 0;
 }

@@ -248,7 +248,7 @@ typedef struct hp_pat_result {
   unsigned char *rec;  /* [pp] recompute */
   double value, kept;  /* its DP value; the bound of the price it was found at */
   double fig[4];       /* its value's terms (pattern_dp.c): M, S (with the prices of its
-                        * groups, if priced), Q and U */
+                        * groups, if priced), Q and U; 0 from a pattern MIP's solution */
   long work;           /* points created */
   double quick_s;      /* seconds from the call to its quick bound (three classes or more;
                         * 0: none ran) */

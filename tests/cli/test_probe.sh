@@ -1,82 +1,97 @@
 #!/usr/bin/env bash
 # test_probe.sh -- bench/probe_bounds (make probe-bounds) on the tiny example against
 # `hetplan plan --solver enum`: every configuration's bound at or below the plan its
-# sequence decodes to, the least at or below the brute-force optimum, the cutoff marking
-# exactly the configurations it prunes, one configuration's sequence and descent, and its
-# usage errors. Ends with "probe: N passed, N failed".
+# sequence decodes to, the least at the brute-force optimum, the cutoff marking exactly
+# the configurations whose bound reaches it, one configuration's sequence, its terms and
+# its descent, and the usage errors. Ends with "probe: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 H=${HETPLAN:-build/hetplan}
 P=${PROBE:-build/probe_bounds}
 T=examples/tiny
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 passed=0; failed=0
 
 ok()  { passed=$((passed + 1)); echo "ok $((passed + failed)) $1"; }
 bad() { failed=$((failed + 1)); echo "not ok $((passed + failed)) $1"; shift; printf '  %s\n' "$@"; }
-# check NAME WHAT PROGRAM: the awk program over $tmp/out exits 0 (it reads opt, pp, tp,
-# dp and mbs from the environment); else WHAT is the failure
+give_up() { bad "$1" "$2"; echo "probe: $passed passed, $failed failed"; exit 1; }
+
+[ -x "$P" ] || give_up probe_built "$P is not built (make probe-bounds, or make test)"
+tmp=$(mktemp -d) || give_up temp_folder "mktemp -d failed"
+trap 'rm -rf "$tmp"' EXIT
+
+# check NAME WHAT PROGRAM FILE...: the awk program over the files exits 0 (it reads opt,
+# pp, tp, dp and mbs from the environment); else WHAT is the failure
 check() {
-  local vars='BEGIN { opt = ENVIRON["OPT"] + 0; pp = ENVIRON["PP"] + 0; tp = ENVIRON["TP"] + 0; dp = ENVIRON["DP"] + 0; mbs = ENVIRON["MBS"] + 0 } '
-  if awk "$vars$3" "$tmp/out"; then ok "$1"; else bad "$1" "$2" "$(head -5 "$tmp/out")"; fi
+  local name=$1 what=$2 prog=$3; shift 3
+  local vars='BEGIN { opt = ENVIRON["OPT"] + 0; pp = ENVIRON["PP"] + 0; tp = ENVIRON["TP"] + 0;
+                      dp = ENVIRON["DP"] + 0; mbs = ENVIRON["MBS"] + 0 } '
+  if awk "$vars$prog" "$@"; then ok "$name"; else bad "$name" "$what" "$(head -5 "$1")"; fi
 }
 
-tiny=(--model $T/model.json --cluster $T/cluster.json --gbs 8)
+tiny=(--model "$T/model.json" --cluster "$T/cluster.json" --gbs 8)
 
-if ! $H plan "${tiny[@]}" --solver enum -o $tmp/opt.json >/dev/null 2>&1; then
-  bad enum_optimum "hetplan plan --solver enum failed"
-  echo "probe: $passed passed, $failed failed"; exit 1
-fi
+"$H" plan "${tiny[@]}" --solver enum -o "$tmp/opt.json" >/dev/null 2>&1 ||
+  give_up enum_optimum "hetplan plan --solver enum failed"
 read -r OPT cfg < <(python3 -c "import json, sys; d = json.load(open(sys.argv[1]));
-print(repr(d['iteration_time']), '%d,%d,%d,%d' % (d['pp'], d['tp'], d['dp'], d['mbs']))" $tmp/opt.json)
+print(repr(d['iteration_time']), '%d,%d,%d,%d' % (d['pp'], d['tp'], d['dp'], d['mbs']))" "$tmp/opt.json")
+[ -n "${OPT:-}" ] && [ -n "${cfg:-}" ] || give_up enum_optimum "no optimum read from $tmp/opt.json"
 IFS=, read -r PP TP DP MBS <<<"$cfg"
 export OPT PP TP DP MBS
 
-# every configuration: a bound no larger than its decoded plan; the least no larger than
-# the optimum (the tiny cluster has two classes: counted exactly, tight at the optimum).
-# The tool prints 6 decimals: comparisons with the optimum allow half the last digit.
-$P "${tiny[@]}" >$tmp/out 2>&1
+# Every configuration, no cutoff: a bound no larger than its decoded plan (a number); the
+# least is the optimum (the tiny cluster has two classes: counted exactly, tight there),
+# and the optimal configuration's bound is not above it. The tool prints 6 decimals: the
+# comparisons with the optimum allow half the last digit.
+"$P" "${tiny[@]}" >"$tmp/uncut" 2>&1
 check probe_every_line_bounded "a configuration line without a bound" \
-  '/^pp / { n++; if ($9 != "bound") bad = 1 } END { exit !(n >= 8 && !bad) }'
-check probe_bound_at_most_decoded "a bound above the plan its sequence decodes to" \
-  '/^pp / { for (i = 1; i <= NF; i++) if ($i == "decoded") d = $(i + 1); if ($10 > d * (1 + 1e-9)) bad = 1 }
-   END { exit bad }'
+  '/^pp / { n++; if ($9 != "bound" || $10 !~ /^[0-9]+\.[0-9]+$/) bad = 1 } END { exit !(n >= 8 && !bad) }' "$tmp/uncut"
+check probe_bound_at_most_decoded "a bound above the plan its sequence decodes to, or no plan" \
+  '/^pp / { d = ""; for (i = 1; i < NF; i++) if ($i == "decoded") d = $(i + 1)
+            if (d !~ /^[0-9]+\.[0-9]+$/ || $10 > d * (1 + 1e-9)) bad = 1; n++ }
+   END { exit !(n >= 8 && !bad) }' "$tmp/uncut"
 check probe_least_bound_is_the_optimum "the least bound is not the enum optimum $OPT" \
-  '/^pp / { if (min == "" || $10 < min) min = $10 } END { exit !(min <= opt + 5e-7 && min >= opt - 1e-6) }'
-
-# the optimum as cutoff: "(pruned)" exactly where the bound reaches it, and the optimal
-# configuration's bound never above it
-$P "${tiny[@]}" --cutoff "$OPT" >$tmp/out 2>&1
-check probe_cutoff_marks_pruned "(pruned) not exactly where bound >= cutoff" \
-  '/^pp / { p = ($11 == "(pruned)"); if (p && $10 < opt - 5e-7) bad = 1; if (!p && $10 > opt + 5e-7) bad = 1; n++ }
-   END { exit !(n >= 8 && !bad) }'
+  '/^pp / { if (min == "" || $10 + 0 < min) min = $10 + 0 } END { exit !(min != "" && min <= opt + 5e-7 && min >= opt - 1e-6) }' "$tmp/uncut"
 check probe_optimal_config_not_above "the optimal configuration's bound is above the optimum" \
   '/^pp / && $2 == pp && $4 == tp && $6 == dp && $8 == mbs { seen = 1; if ($10 > opt + 5e-7) bad = 1 }
-   END { exit !(seen && !bad) }'
+   END { exit !(seen && !bad) }' "$tmp/uncut"
 
-# one configuration: its classes, its best sequence (pp stages), the decoded plan and the
-# placement descent's plan, never below the bound
-$P "${tiny[@]}" --config "$cfg" --descend 2 >$tmp/out 2>&1
-check probe_config_one_line "not one configuration line" '/^pp / { n++ } END { exit n != 1 }'
+# The optimum as cutoff: "(pruned)" on exactly the configurations whose bound without a
+# cutoff reaches it, and the bound of the others as without one
+"$P" "${tiny[@]}" --cutoff "$OPT" >"$tmp/cut" 2>&1
+check probe_cutoff_prunes_the_right_configurations "(pruned) where the uncut bound is below the cutoff, or not where it reaches it" \
+  'FNR == NR && /^pp / { uncut[$2 " " $4 " " $6 " " $8] = $10; next }
+   /^pp / { k = $2 " " $4 " " $6 " " $8; if (!(k in uncut)) bad = 1; n++
+            p = ($11 == "(pruned)")
+            if (p && uncut[k] < opt - 5e-7) bad = 1
+            if (!p && (uncut[k] > opt + 5e-7 || $10 != uncut[k])) bad = 1 }
+   END { exit !(n >= 8 && !bad) }' "$tmp/uncut" "$tmp/cut"
+
+# One configuration: its classes, its best sequence (pp stages), the terms of its value,
+# and the placement descent's plan, a number never below the configuration's bound
+"$P" "${tiny[@]}" --config "$cfg" --descend 2 >"$tmp/one" 2>&1
+check probe_config_one_line "not one configuration line" '/^pp / { n++ } END { exit n != 1 }' "$tmp/one"
 check probe_config_sequence "no best sequence of $PP stages" \
-  '/best sequence/ { b = 1 } /^    stage / { n++ } END { exit !(b && n == pp) }'
+  '/best sequence/ { b = 1 } /^    stage / { n++ } END { exit !(b && n == pp) }' "$tmp/one"
 check probe_config_terms_add_up "the DP value is not M + S + Q + U" \
   '/best sequence: DP value/ { t = 1; if ($6 != "=" || $7 != "M" || $10 != "S" || $13 != "Q" || $16 != "U") bad = 1
-     d = $5 - ($8 + $11 + $14 + $17); if (d > 4e-6 || d < -4e-6 || $8 <= 0) bad = 1 } END { exit !(t && !bad) }'
+     d = $5 - ($8 + $11 + $14 + $17); if (d > 4e-6 || d < -4e-6 || $8 <= 0) bad = 1 } END { exit !(t && !bad) }' "$tmp/one"
 check probe_config_classes "the classes line does not name both types" \
-  '/classes:/ && /fast#/ && /slow#/ { c = 1 } END { exit !c }'
-check probe_descent_not_below_bound "the descent's plan is below the configuration's bound" \
-  '/^pp / { b = $10 } /placement descent:/ { d = $3 } END { exit !(d != "" && d >= b * (1 - 1e-9)) }'
+  '/classes:/ && /fast#/ && /slow#/ { c = 1 } END { exit !c }' "$tmp/one"
+check probe_descent_not_below_bound "no descent plan, or one below the configuration's bound" \
+  '/^pp / { b = $10 + 0 } /placement descent: [0-9]/ { d = $3 + 0; seen = 1 } END { exit !(seen && d >= b * (1 - 1e-9)) }' "$tmp/one"
 
 # usage
-out=$($P 2>&1); rc=$?
+out=$("$P" 2>&1); rc=$?
 if [ $rc -eq 2 ] && grep -q "usage: probe_bounds" <<<"$out"; then ok probe_usage; else bad probe_usage "exit $rc" "$out"; fi
-out=$($P "${tiny[@]}" --config 99,1,1,1 2>&1); rc=$?
+out=$("$P" "${tiny[@]}" --config 99,1,1,1 2>&1); rc=$?
 if [ $rc -eq 1 ] && grep -q "99,1,1,1 is not a configuration" <<<"$out"; then ok probe_unknown_config
 else bad probe_unknown_config "exit $rc" "$out"; fi
-out=$($P "${tiny[@]}" --count most 2>&1); rc=$?
+out=$("$P" "${tiny[@]}" --count most 2>&1); rc=$?
 if [ $rc -eq 2 ]; then ok probe_bad_count; else bad probe_bad_count "exit $rc" "$out"; fi
+out=$("$P" "${tiny[@]}" --cutoff 0.5x 2>&1); rc=$?
+if [ $rc -eq 2 ]; then ok probe_bad_number; else bad probe_bad_number "exit $rc" "$out"; fi
+out=$("$P" "${tiny[@]}" --descend 2 2>&1); rc=$?
+if [ $rc -eq 2 ]; then ok probe_descend_needs_config; else bad probe_descend_needs_config "exit $rc" "$out"; fi
 
 echo "probe: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

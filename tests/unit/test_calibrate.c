@@ -84,13 +84,13 @@ static const char *make_runs_prof(const run_spec *rs, int n, const char *truth,
   static char dir[64], runs[128];
   char path[160], text[8192];
   size_t len;
-  snprintf(dir, sizeof dir, "/tmp/hp_calib_XXXXXX");
-  if (!mkdtemp(dir)) { perror("mkdtemp"); exit(3); }
-  if (!n_made_dirs) atexit(remove_made_dirs);
   if (n_made_dirs == (int)(sizeof made_dirs / sizeof made_dirs[0])) {
     fprintf(stderr, "test_calibrate: more than %d run folders\n", n_made_dirs);
     exit(3);
   }
+  snprintf(dir, sizeof dir, "/tmp/hp_calib_XXXXXX");
+  if (!mkdtemp(dir)) { perror("mkdtemp"); exit(3); }
+  if (!n_made_dirs) atexit(remove_made_dirs);
   snprintf(made_dirs[n_made_dirs++], sizeof made_dirs[0], "%s", dir);
   snprintf(path, sizeof path, "%s/start.cluster.json", dir);
   write_file(path, start);

@@ -137,6 +137,8 @@ static int same_pat(const hp_pat_result *a, const hp_pat_result *b, int pp)
   if (a->done && !eq(a->bound, b->bound)) return 0;
   if (!a->found) return 1;
   if (!eq(a->value, b->value) || !eq(a->kept, b->kept)) return 0;
+  for (int q = 0; q < 4; q++)
+    if (!eq(a->fig[q], b->fig[q])) return 0;
   for (int s = 0; s < pp; s++)
     if (a->first[s] != b->first[s] || a->kind[s] != b->kind[s] || a->rec[s] != b->rec[s]) return 0;
   return a->first[pp] == b->first[pp];
