@@ -32,13 +32,15 @@
  * too, as this DP did from 2026-11-26, makes the path's max over stages mix replicas: a
  * bound without a proof, though no brute-force instance was found above its optimum.)
  * The period of stage s is settled once the next stage's kind is known: a point also
- * holds P, its last stage's period less the outgoing hand-off (with the least incoming
- * hand-off any replica pays), and the next stage lifts M to P + (gas - 1) e / 2 with e the
- * hand-off the kinds now give: r*'s branch at a stage of one class, the least any replica
- * pays at one that mixes (P is 0 where no next kind can lift it above M, so that such
- * points compare on four figures). At a stage of one class every replica holds its
- * slowest slot, so T >= T[r] for the worst replica too, and S (r*'s, the least sum) still
- * holds: its period may take the pair the worst replica pays (hp_patterns.crowd, wbw):
+ * holds P, its last stage's period less the outgoing hand-off (with the incoming hand-off
+ * of r*'s branch at a stage of one class, the least any replica pays at one that mixes),
+ * and the next stage lifts M to P + (gas - 1) e / 2 with e the hand-off the kinds now give:
+ * r*'s branch at a stage of one class, the least any replica pays at one that mixes (P is
+ * 0 where no next kind can lift it above M, so that such points compare on four figures;
+ * where the next e is the worst replica's, P is lowered to hold, see pterm). At a stage
+ * of one class every replica holds its slowest slot, so T >= T[r] for the worst replica
+ * too, and S (r*'s, the least sum) still holds: its period may take the pair the worst
+ * replica pays (hp_patterns.crowd, wbw):
  * where the classes of kinds a and b hold fewer triples of a replica's groups of three
  * consecutive stages (per_node / 3 per node) than dp, some replica crosses between nodes
  * at that stage (min(intra + inter out, inter + out)); where no replica's hand-off between
@@ -745,6 +747,8 @@ static hp_err run(pdp *c, long *best)
             double eout = INFINITY;     /* the least outgoing hand-off, over next kinds */
             double obw = 0, olat = INFINITY, eout_x = INFINITY;   /* and between nodes */
             double emax = 0;            /* the most the next stage can settle it at */
+            double wgap = 0;            /* the most a next kind's worst replica's crossing
+                                         * exceeds the path's (hw - hx, below) */
             for (int k2 = 0; k2 < K && s < pp - 1; k2++) {
               size_t kk = (size_t)k * K + k2;
               double h = hp_patterns_handoff(c->pt, k, k2, j), hi, hx, hw;
@@ -754,6 +758,7 @@ static hp_err run(pdp *c, long *best)
               if (isfinite(hi) && hi > emax) emax = hi;
               if (isfinite(hx) && hx > emax) emax = hx;
               if (isfinite(h) && hw > emax) emax = hw;
+              if (isfinite(h) && hw > 0 && isfinite(hx) && hw - hx > wgap) wgap = hw - hx;
               if (c->pt->xbw[kk] > obw) obw = c->pt->xbw[kk];
               if (c->pt->xbw[kk] > 0 && c->pt->xlat[kk] < olat) olat = c->pt->xlat[kk];
             }
@@ -820,10 +825,22 @@ static hp_err run(pdp *c, long *best)
               int mix = o.t_max > o.t_min;
               double mterm = mterm0 + (double)(c->gas - 1) * ((mix ? gpair : fmax(bpair[br], wpair)) - eout) / 2;
               /* the stage's period less its outgoing hand-off, which the next stage's kind
-               * settles (the period above takes the least over next kinds), with the least
-               * incoming hand-off any replica pays */
-              double pterm = s == pp - 1 || !c->defer ? 0 : (double)c->gas * o.t_max - o.t_min +
-                                                                  (double)(c->gas - 1) * emin / 2;
+               * settles (the period above takes the least over next kinds). Where the stage
+               * mixes classes, with the least incoming hand-off any replica pays (emin): the
+               * next stage adds the least outgoing one. Where it is of one class, the next
+               * stage adds r*'s outgoing hand-off (its branch e') or the worst replica's
+               * (ew, where some node is crowded: then no replica stays inside, e' is the
+               * crossing hx and ew >= hx), as the larger: so P may hold r*'s incoming e
+               * where the stage settles at r*'s pair (e + e'), and must not exceed the
+               * least incoming plus ew - e' where it settles at the worst replica's, which
+               * may be another replica: P = max(P(e) - (gas - 1) max(ew - hx) / 2, P(emin))
+               * over next kinds, below both (until 2026-11-27 P(emin) alone: r*'s crossing
+               * into a stage and out of it were never charged together) */
+              double pterm = 0;
+              if (s < pp - 1 && c->defer) {
+                double p0 = (double)c->gas * o.t_max - o.t_min, pmin = p0 + (double)(c->gas - 1) * emin / 2;
+                pterm = mix ? pmin : fmax(p0 + (double)(c->gas - 1) * (e - wgap) / 2, pmin);
+              }
               for (int sp = 0; sp < (c->percls ? c->nsp[k] : 1) && !err && !c->overflow; sp++) {
               int nres = c->percls ? res_split(c, res, k, sp) : res_next(c, res, k, s + 1);
               if (nres < 0) continue;

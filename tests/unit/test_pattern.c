@@ -526,3 +526,59 @@ TEST(pattern_bound_with_alternating_hand_offs_and_mixed_stages_never_exceeds_bru
   CHECK(alternating > n / 2);
   CHECK(mixed > 0);
 }
+
+/* A middle stage of one class pays its path's hand-offs in and out together (pattern_dp.c,
+ * P): nodes s1 (slow, 1 GPU, 32 GiB), f1 and f2 (fast, 2 GPUs each, 1 GiB), s2 (slow, 1),
+ * 10 GB/s between nodes, 100 GB/s inside; five layers of 1e12 FLOPs and 1e8 output bytes,
+ * the first and last with 1e9 parameters (16 GB of states: only a slow GPU holds them);
+ * pp 5 tp 1 dp 1, gas 16, idle devices allowed. A layer takes 20 ms on a fast GPU, 25 on a
+ * slow one; a hand-off 2 ms (+ 2 us) inside a node, 20 ms (+ 10 us) between. The order is
+ * slow, fast, fast, fast, slow: no node holds the three fast stages, so the replica
+ * crosses between nodes into one of them and out of it, a period of 20 + (20 + 20) / 2 = 40
+ * ms (the slow stages' 25 + 20 / 2 = 35): T = 15 x 40 + 110 + 3 x 20.01 + 2.002 ms + the
+ * step, 0.772364 s, the brute-force optimum. The bound took that stage's crossing in and
+ * its crossing out at different stages' least (P with the least incoming hand-off any
+ * replica pays): 0.697214, periods of 35 ms. */
+TEST(pattern_bound_charges_a_one_class_stage_its_path_crossing_in_and_out)
+{
+  static const char model[] =
+    "{ \"name\": \"m\", \"input_bytes\": 1000, \"layers\": ["
+    "  { \"name\": \"l0\", \"params\": 1e9, \"act_bytes\": 1e3, \"out_bytes\": 1e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l1\", \"params\": 1e3, \"act_bytes\": 1e3, \"out_bytes\": 1e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l2\", \"params\": 1e3, \"act_bytes\": 1e3, \"out_bytes\": 1e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l3\", \"params\": 1e3, \"act_bytes\": 1e3, \"out_bytes\": 1e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l4\", \"params\": 1e9, \"act_bytes\": 1e3, \"out_bytes\": 1e8, \"flops\": 1e12 } ] }";
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5 },"
+    "                      \"slow\": { \"mem_gib\": 32, \"tflops\": 80, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"s1\", \"type\": \"slow\", \"gpus\": 1, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"f1\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"f2\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"s2\", \"type\": \"slow\", \"gpus\": 1, \"intra_gbps\": 800, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(model, cluster, NULL, 16, HP_1F1B);
+  hp_config c = { 5, 1, 1, 1 };
+  p->job.sharding = 1u << HP_SHARD_DP | 1u << HP_SHARD_ZDP;
+  p->job.idle_devices = 1;
+  double b = exact_bound(p, &c), opt = ri_brute_config(p, &c);
+  printf("  bound %.9f, brute-force optimum %.9f\n", b, opt);
+  CHECK(b <= opt * (1 + 1e-12));
+  CHECK_NEAR(b, opt, 1e-9);
+#ifdef HP_HAVE_CBC
+  {
+    /* the pattern MIP (its pc rows: r*'s hand-offs of each middle stage) is not below it */
+    hp_classes cl;
+    hp_diag d = {0};
+    double decoded;
+    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+    double mip = bp_mip_optimum(hp__cbc_solve_mip, p, &cl, &c, &decoded);
+    printf("  pattern MIP %.9f, its plan %.9f\n", mip, decoded);
+    CHECK(mip >= b * (1 - 1e-9));
+    CHECK(mip <= opt * (1 + 1e-9));
+    CHECK(decoded >= opt * (1 - 1e-12));
+    hp_classes_release(&cl);
+  }
+#endif
+  hp_problem_destroy(&p);
+}
