@@ -65,6 +65,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   int *tmin = hp__calloc((size_t)pp, sizeof *tmin), *g = hp__calloc((size_t)pp, sizeof *g);
   int *e = hp__calloc((size_t)pp, sizeof *e), *pc = hp__calloc((size_t)pp, sizeof *pc);
   int *eh = hp__calloc((size_t)pp, sizeof *eh), *zc = hp__calloc((size_t)pp, sizeof *zc);
+  int *zv = hp__calloc((size_t)pp, sizeof *zv);
   double *obw = hp__calloc((size_t)2 * K + 1, sizeof *obw), *olat = obw + K;
   double *bigc = hp__calloc((size_t)C, sizeof *bigc);
   rowb r = {0};
@@ -77,7 +78,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
   map->n_cls = C;
   map->kind = hp__calloc((size_t)pp * K + 1, sizeof *map->kind);
   map->count = hp__calloc((size_t)pp * C + 1, sizeof *map->count);
-  if (!x || !v || !w || !tmax || !tmin || !g || !e || !pc || !eh || !zc || !obw || !bigc || !map->kind || !map->count ||
+  if (!x || !v || !w || !tmax || !tmin || !g || !e || !pc || !eh || !zc || !zv || !obw || !bigc || !map->kind || !map->count ||
       hp_mip_create(&m, d) || hp__mip_stages(m, &r, L, pp, dp, 1, (hp_job_modes(&prob->job) >> HP_SHARD_ZDP & 1) != 0,
                      &map->base, x, v, w)) {
     err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP");
@@ -248,7 +249,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
    * node can hold its groups of stages s-1, s and s+1 (hp_patterns.chain of their kinds
    * a, b), not both of the middle stage's hand-offs inside a node. */
   for (int s = 0, zprev = -1; s + 1 < pp; s++) {
-    int z = col(m, 0, 1, 1, 0, "z_s%d", s);
+    int z = zv[s] = col(m, 0, 1, 1, 0, "z_s%d", s);
     for (int a = 0; a < K; a++)
       for (int b = 0; b < K; b++) {
         size_t ab = (size_t)a * K + b;
@@ -472,6 +473,107 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     }
   }
 
+  /* Couples (pattern_dp.c, where the argument is): for a class x whose every node holds
+   * exactly two TP groups, with dp 2, every group used and three classes or more (as the
+   * DP takes them), sigma_s the kinds spanning x alone at stage s and mu_s those that mix
+   * x: cp_s = 1 where stages s and s+1 are a couple (both spanning x alone, r* inside
+   * between them, z_s = 1; no stage in two); E = sum sigma - 2 sum cp, H = sum mu, and
+   * E = 1 with H = 0 cannot be (u = 1 where E >= 1: E <= pp u, E >= 2 u - H). Where two
+   * such stages are no couple some replica crosses between them: the stage after pays that
+   * crossing with its least outgoing hand-off (eh), the stage before with its least
+   * incoming one, each a period of one class (wn_s, as wq_s above). */
+  {
+    long supply = 0;
+    double big = 1;
+    int *wn = hp__calloc((size_t)pp, sizeof *wn);
+    if (!wn) { err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP"); goto done; }
+    for (int c = 0; c < C; c++) supply += pt->groups[c];
+    for (size_t ab = 0; ab < (size_t)K * K; ab++)
+      if (pt->hbw[ab] > 0) big = fmax(big, 2 * hp_cost_handoff(max_out, tab->mbs, tab->tp, pt->hbw[ab], pt->hlat[ab]) * HP_MIP_MS + 1);
+    for (size_t ab = 0; ab < (size_t)K * K; ab++)
+      if (pt->xbw[ab] > 0) big = fmax(big, 2 * hp_cost_handoff(max_out, tab->mbs, tab->tp, pt->xbw[ab], pt->xlat[ab]) * HP_MIP_MS + 1);
+    for (int s = 0; s < pp; s++) wn[s] = -1;
+    for (int xc = 0; xc < C && dp == 2 && C >= 3 && supply == (long)pp * dp && pp >= 2; xc++) {
+      const hp_node_class *nc = &pt->cls->cls[xc];
+      if (!(nc->gpus_min == nc->gpus_max && nc->gpus_min == 2 * tab->tp)) continue;
+      int any = 0, u, *cp = hp__calloc((size_t)pp, sizeof *cp);
+      if (!cp) { free(wn); err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP"); goto done; }
+      for (int k = 0; k < K; k++)
+        any |= !pt->kind[k].single && hp_patterns_one_class(pt, k) && pt->kind[k].mask == 1u << xc;
+      if (!any) { free(cp); continue; }
+      for (int s = 0; s + 1 < pp; s++) {
+        cp[s] = col(m, 0, 1, 1, 0, "cp_s%d_c%d", s, xc);
+        for (int t = s; t <= s + 1; t++) {   /* cp_s <= sigma_s, sigma_s+1 */
+          rb_add(&r, cp[s], 1);
+          for (int k = 0; k < K; k++)
+            if (!pt->kind[k].single && pt->kind[k].mask == 1u << xc) rb_add(&r, map->kind[t * K + k], -1);
+          rb_emit(m, &r, 'L', 0, "cps_s%d_%d_c%d", s, t, xc);
+        }
+        rb_add(&r, cp[s], 1);                 /* r* inside */
+        rb_add(&r, zv[s], -1);
+        rb_emit(m, &r, 'L', 0, "cpz_s%d_c%d", s, xc);
+        if (s > 0) {                          /* in one couple at most */
+          rb_add(&r, cp[s - 1], 1);
+          rb_add(&r, cp[s], 1);
+          rb_emit(m, &r, 'L', 1, "cp2_s%d_c%d", s, xc);
+        }
+      }
+      /* E <= pp u and E - 2 u + H >= 0 */
+      u = col(m, 0, 1, 1, 0, "cpu_c%d", xc);
+      for (int q = 0; q < 2; q++) {
+        for (int s = 0; s < pp; s++)
+          for (int k = 0; k < K; k++) {
+            unsigned mk = pt->kind[k].mask;
+            if (!pt->kind[k].single && mk == 1u << xc) rb_add(&r, map->kind[s * K + k], 1);
+            else if (q == 1 && (mk >> xc & 1u) && mk != 1u << xc) rb_add(&r, map->kind[s * K + k], 1);
+          }
+        for (int s = 0; s + 1 < pp; s++) rb_add(&r, cp[s], -2);
+        rb_add(&r, u, q == 0 ? -pp : -2);
+        rb_emit(m, &r, q == 0 ? 'L' : 'G', 0, q == 0 ? "cpe_c%d" : "cph_c%d", xc);
+      }
+      /* no couple: the crossing, into stage s + 1 (q 0) and out of stage s (q 1) */
+      for (int s = 0; s + 1 < pp; s++)
+        for (int a = 0; a < K; a++)
+          for (int b = 0; b < K; b++) {
+            size_t ab = (size_t)a * K + b;
+            if (pt->kind[a].single || pt->kind[a].mask != 1u << xc || pt->kind[b].single ||
+                pt->kind[b].mask != 1u << xc || !(pt->xbw[ab] > 0))
+              continue;
+            for (int q = 0; q < 2; q++) {
+              int st = q == 0 ? s + 1 : s;
+              if (wn[st] < 0) wn[st] = col(m, 0, INFINITY, 0, 0, "wn_s%d", st);
+              rb_add(&r, wn[st], 1);
+              for (int l = 0; l + 1 < L; l++) {
+                double h = hp_cost_handoff(tab->layer[l].out, tab->mbs, tab->tp, pt->xbw[ab], 0) * HP_MIP_MS;
+                rb_add(&r, map->base.u[l * pp + s], -h);
+                rb_add(&r, map->base.u[(l + 1) * pp + s], h);
+              }
+              if (q == 0 && s + 1 < pp - 1) rb_add(&r, eh[s + 1], -1);   /* its least out */
+              if (q == 1 && s > 0) rb_add(&r, eh[s - 1], -1);            /* its least in */
+              rb_add(&r, map->kind[s * K + a], -big);
+              rb_add(&r, map->kind[(s + 1) * K + b], -big);
+              rb_add(&r, cp[s], big);
+              rb_emit(m, &r, 'G', hp_cost_handoff(0, tab->mbs, tab->tp, pt->xbw[ab], pt->xlat[ab]) * HP_MIP_MS - 2 * big,
+                      "wn%d_s%d_%d_%d", q, s, a, b);
+            }
+          }
+      free(cp);
+    }
+    for (int st = 0; st < pp; st++) {
+      if (wn[st] < 0) continue;
+      double g1 = hp_cost_replica(tab->gas, 1, 0, 0);
+      rb_add(&r, map->base.obj_pipe, 1);
+      rb_add(&r, tmax[st], -g1 - 1);
+      rb_add(&r, wn[st], -g1 / 2);
+      for (int s = 0; s < pp; s++) {
+        if (s != st) rb_add(&r, tmin[s], -1);
+        if (s + 1 < pp) rb_add(&r, e[s], -1);
+      }
+      rb_emit(m, &r, 'G', 0, "pipen_s%d", st);
+    }
+    free(wn);
+  }
+
   /* Q >= the sync bound of the stage's kind. */
   map->base.obj_sync = col(m, 0, INFINITY, 0, 1, "Q");
   /* overlapped, the reduction may hide behind the pipeline: Q = 0 is a lower bound */
@@ -541,6 +643,7 @@ done:
   free(e);
   free(eh);
   free(zc);
+  free(zv);
   free(pc);
   free(obw);
   free(bigc);

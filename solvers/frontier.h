@@ -1,5 +1,5 @@
 /* frontier.h -- the Pareto frontiers of the DPs (internal; layer_dp.c and pattern_dp.c):
- * points with three to five figures to minimise, kept in one growing pool, and per state
+ * points with three to six figures to minimise, kept in one growing pool, and per state
  * the list of the points no other dominates. Past a cap a frontier either drops its least
  * promising point (the layer DP's heuristic cap) or merges the newcomer into its nearest
  * point, their componentwise least (the pattern DP's relaxation, still a bound).
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <string.h>
 
-/* The pool: points of `size` bytes, each beginning with its figures, a double[3] to [5]
+/* The pool: points of `size` bytes, each beginning with its figures, a double[3] to [6]
  * (its first member, as the rule says); what follows (how the point was reached) is the
  * caller's. */
 typedef struct hp_fpool {
@@ -70,9 +70,9 @@ typedef struct hp_front_rule {
    * first four (a fifth figure is one the objective does not hold, only dominance) */
   double (*score)(const void *ctx, const double *fig);
   const void *ctx;
-  int nfig;            /* figures a point has: 3 (also 0), 4 or HP_FRONT_MAX_FIGS */
+  int nfig;            /* figures a point has: 3 (also 0), 4, 5 or HP_FRONT_MAX_FIGS */
 } hp_front_rule;
-#define HP_FRONT_MAX_FIGS 5
+#define HP_FRONT_MAX_FIGS 6
 
 static inline int hp__front_nfig(const hp_front_rule *rule)
 {
@@ -80,13 +80,15 @@ static inline int hp__front_nfig(const hp_front_rule *rule)
 }
 
 /* Whether x is no worse than v in every completion (x dominates v, or equals it): no
- * figure larger, except that a fifth figure (the pattern DP's P, which a completion only
- * ever adds at most `slack` to and takes the maximum with the first) may be larger where
- * x[4] + slack <= v[0]. */
+ * figure larger, except that a fifth and a sixth figure (the pattern DP's P and W, which a
+ * completion only ever adds at most `slack` to and takes the maximum with the first) may
+ * be larger where x[4] + slack <= v[0] (x[5] + slack <= v[0]). */
 static inline int hp__front_le(const double *x, const double *v, int nf, double slack)
 {
   if (!(x[0] <= v[0] && x[1] <= v[1] && x[2] <= v[2])) return 0;
-  return nf == 3 || (x[3] <= v[3] && (nf == 4 || x[4] <= v[4] || x[4] + slack <= v[0]));
+  if (nf == 3) return 1;
+  if (!(x[3] <= v[3] && (nf == 4 || x[4] <= v[4] || x[4] + slack <= v[0]))) return 0;
+  return nf <= 5 || x[5] <= v[5] || x[5] + slack <= v[0];
 }
 
 /* What hp__front_insert did; negative: hp__fpool_push's -1 or -2. */
@@ -144,7 +146,7 @@ static inline int hp__front_insert(hp_front *f, hp_fpool *pool, const void *pt,
   union { double align; unsigned char b[HP_FRONT_MAX_POINT]; } merged;
   const double *p = pt;
   int nf = hp__front_nfig(rule);
-  double v[HP_FRONT_MAX_FIGS] = { p[0], p[1], p[2], nf > 3 ? p[3] : 0, nf > 4 ? p[4] : 0 };
+  double v[HP_FRONT_MAX_FIGS] = { p[0], p[1], p[2], nf > 3 ? p[3] : 0, nf > 4 ? p[4] : 0, nf > 5 ? p[5] : 0 };
   int w = 0, how = HP_FRONT_ADDED;
   long id;
   for (int i = 0; i < f->n; i++)

@@ -86,6 +86,13 @@
  * when the exact state is too large, a Lagrangian relaxation prices each class's groups
  * (for every price vector the priced optimum minus the price of all groups is a bound)
  * and the prices are searched: bisection for two classes, coordinate ascent beyond.
+ * Couples (below, couple_next): with the count per class, dp 2 and every group used, a
+ * class whose every node holds exactly two TP groups (tp 4 on 8-GPU nodes) also has its
+ * stages that span it alone counted by whether they pair into couples (two consecutive
+ * stages on the same two nodes, each replica's hand-off inside), which fill their nodes:
+ * one such stage left alone cannot be, and two consecutive that are no couple pay a
+ * crossing. On a three-kind 64-GPU cluster (3 x 8 A100, 3 x 8 V100, 2 x 8 T4, GPT 1.1B,
+ * gbs 256) it proves pp 8 tp 4 dp 2 optimal, where the bound was 1.93 % below.
  * Idle devices (cost-model.md 2, 7.19): where the plan's pp dp groups are fewer than the
  * classes hold (`slack`: a configuration with pp tp dp < D), a plan uses at most each
  * class's groups, not all: the counted state checks the use against the supply alone,
@@ -99,7 +106,7 @@
 #include "search.h"
 
 /* Transitions the exact state may try before it gives way to the Lagrangian bound (in
- * practice the deadline comes first); the most points any run keeps (56 bytes each). */
+ * practice the deadline comes first); the most points any run keeps (64 bytes each). */
 #define PAT_EXACT_WORK 2000000000L
 #define PAT_MAX_POINTS 20000000L
 #define PAT_EXACT_LISTS 4000000.0
@@ -122,10 +129,12 @@
 #define PAT_MAX_SPLITS 512
 
 /* A frontier point (frontier.h): its figures, then how it was reached. */
-enum { FM, FS, FQ, FU, FP, NFIG };   /* M, S, Q and U above; P: the last stage's period
-                                      * less its outgoing hand-off (below) */
+enum { FM, FS, FQ, FU, FP, FW, NFIG };   /* M, S, Q and U above; P: the last stage's
+                                          * period less its outgoing hand-off (below); W:
+                                          * the same for a replica of a couple's class
+                                          * (below), 0 where none is tracked */
 typedef struct ppoint {
-  double fig[NFIG];    /* [FM], [FS], [FQ], [FU], [FP] */
+  double fig[NFIG];    /* [FM], [FS], [FQ], [FU], [FP], [FW] */
   int prev;            /* pool index of the point this one extends, -1 at the start */
   short start;         /* first layer of the stage this point added */
   unsigned char kind, rec;
@@ -163,6 +172,12 @@ typedef struct pdp {
    * kind): the exact count, as the two sides are with two classes. */
   int percls;
   long stride[HP_PATTERN_MAX_CLASSES];
+  /* Couples (the count per class, dp 2, no device idle): the classes whose every node holds
+   * exactly two TP groups get a digit each, cpd[x] (else -1), and res = the count + cpbase
+   * (pend + 3 (sum_d status_d 3^d)): see couple_next. */
+  int ncp;
+  int cpd[HP_PATTERN_MAX_CLASSES];
+  long cpbase;
   int *split;            /* [K][nsp_max][C] the splits of each kind */
   int *nsp, nsp_max;     /* [K] how many each kind has */
   /* The count of ranks (three classes or more, where the count per class is too large): the
@@ -404,6 +419,61 @@ static int res_final_ok(const pdp *c, int res)
   a = res / (c->pp + 1);
   m = res % (c->pp + 1);
   return (long)a * c->dp + m <= c->ng[0] && c->ng[0] <= (long)a * c->dp + (long)m * (c->dp - 1);
+}
+
+/* --- Couples (the count per class, dp 2, every group used). Take a class x whose every
+ * node holds exactly two TP groups. A stage's two groups lie on one node of x (a single
+ * kind, the node full), on two nodes of x one each (a spanning kind of x alone), or one
+ * in x and one in another class (a kind that mixes x). Two consecutive stages spanning x
+ * alone are a *couple* where each replica's hand-off between them stays inside a node: the
+ * two nodes then hold those two stages' groups and nothing else, so no stage is in two
+ * couples, and r*'s branch between them is the one inside. Let E count the stages spanning
+ * x alone in no couple and H the stages that mix x. The nodes of x that no single stage or
+ * couple fills hold exactly the E stages' groups (two nodes each, one a node) and the H
+ * groups, two a node: E = 1 with H = 0 cannot be (that stage's two nodes would hold one
+ * group each; H is even, all groups being used). And between two consecutive stages
+ * spanning x alone that are no couple, some replica crosses between nodes: the stage after
+ * pays it with its own least outgoing hand-off, and the stage before pays it with its own
+ * least incoming one, both of one class (every replica as slow). The state holds, past the
+ * count (cpbase), pend (0: the last stage spans no such class alone, or is the second of a
+ * couple; 1: it does, in no couple yet; 2: the same, entered across no couple) and a
+ * status per class (0: E = H = 0; 1: E = 1, H = 0; 2: any other, each stays possible); a
+ * point's W is its last stage's period less the outgoing hand-off for the replica that
+ * crossed in where pend is 2, else with the least incoming one. The pattern MIP takes the
+ * same rows (mip_pattern.c). */
+
+/* The class of a couple (cpd >= 0) that a kind spans alone, or -1. */
+static int couple_class(const pdp *c, int k)
+{
+  if (!c->ncp || k >= c->K || c->pt->kind[k].single || !hp_patterns_one_class(c->pt, k)) return -1;
+  int x = __builtin_ctz(c->pt->kind[k].mask);
+  return c->cpd[x] >= 0 ? x : -1;
+}
+
+/* The digits past the count after a stage of kind k (stage s) follows one of kind kp in
+ * state res, cp 1 where the two are a couple: -1 where the end cannot be. */
+static long couple_next(const pdp *c, int res, int kp, int k, int s, int cp)
+{
+  long ext = res / c->cpbase, t = ext / 3;
+  int pend = (int)(ext % 3), st[HP_PATTERN_MAX_CLASSES], xk = couple_class(c, k), npend = 0;
+  for (int d = 0; d < c->ncp; d++) { st[d] = (int)(t % 3); t /= 3; }
+  if (pend && !cp) {                   /* the stage before ends in no couple: one more E */
+    int d = c->cpd[couple_class(c, kp)];
+    st[d] = st[d] ? 2 : 1;
+  }
+  if (xk >= 0 && !cp) npend = s > 0 && couple_class(c, kp) == xk ? 2 : 1;
+  if (!hp_patterns_one_class(c->pt, k))
+    for (int x = 0; x < c->C; x++)
+      if ((c->pt->kind[k].mask >> x & 1) && c->cpd[x] >= 0) st[c->cpd[x]] = 2;   /* an H */
+  if (s == c->pp - 1) {
+    if (npend) { int d = c->cpd[xk]; st[d] = st[d] ? 2 : 1; }
+    npend = 0;
+    for (int d = 0; d < c->ncp; d++)
+      if (st[d] == 1) return -1;
+  }
+  t = 0;
+  for (int d = c->ncp - 1; d >= 0; d--) t = t * 3 + st[d];
+  return npend + 3 * t;
 }
 
 /* The least priced cost of a kind's groups, and the counts that reach it (may be NULL). */
@@ -779,6 +849,7 @@ static hp_err run(pdp *c, long *best)
                * stage after it is entered between nodes (the bit): two branches, inside (ei)
                * and between nodes (ex), each no larger than what r* pays */
               double be[2], bpair[2], gpair, emin = 0, ew = 0, wpair = -INFINITY;
+              double eib = INFINITY, exb = INFINITY;   /* this boundary inside, between nodes */
               int bbit[2];
               if (s == 0) {
                 be[0] = 0; bpair[0] = gpair = eout; bbit[0] = 0; nbr = 1;
@@ -788,6 +859,8 @@ static hp_err run(pdp *c, long *best)
                 e = emin = hp_patterns_handoff(c->pt, kp, k, i - 1);
                 if (!isfinite(e)) continue;
                 hp_patterns_handoff_split(c->pt, kp, k, i - 1, &ei, &ex);
+                eib = ei;
+                exb = ex;
                 int chain = s == pp - 1 || c->pt->chain[(size_t)kp * K + k];
                 /* the pair of hand-offs every replica pays at least, whatever its own
                  * pattern: no intra-node pair where the kinds cannot chain */
@@ -836,15 +909,26 @@ static hp_err run(pdp *c, long *best)
                * may be another replica: P = max(P(e) - (gas - 1) max(ew - hx) / 2, P(emin))
                * over next kinds, below both (until 2026-11-27 P(emin) alone: r*'s crossing
                * into a stage and out of it were never charged together) */
-              double pterm = 0;
-              if (s < pp - 1 && c->defer) {
-                double p0 = (double)c->gas * o.t_max - o.t_min, pmin = p0 + (double)(c->gas - 1) * emin / 2;
-                pterm = mix ? pmin : fmax(p0 + (double)(c->gas - 1) * (e - wgap) / 2, pmin);
-              }
+              double pterm = 0, p0 = (double)c->gas * o.t_max - o.t_min, pmin = p0 + (double)(c->gas - 1) * emin / 2;
+              if (s < pp - 1 && c->defer) pterm = mix ? pmin : fmax(p0 + (double)(c->gas - 1) * (e - wgap) / 2, pmin);
+              /* couples (above): this stage and the one before span one such class alone
+               * (rel); a couple where the stage before is in none yet (pend) and r* stays
+               * inside; else some replica crosses between them (nc) */
+              int xk = couple_class(c, k), rel = s > 0 && xk >= 0 && couple_class(c, kp) == xk;
+              int pend = c->ncp ? (int)(res / c->cpbase % 3) : 0;
+              int ncpo = rel && pend && !(e > eib) ? 2 : 1;
               for (int sp = 0; sp < (c->percls ? c->nsp[k] : 1) && !err && !c->overflow; sp++) {
-              int nres = c->percls ? res_split(c, res, k, sp) : res_next(c, res, k, s + 1);
-              if (nres < 0) continue;
-              if (s == pp - 1 && !res_final_ok(c, nres)) continue;
+              int nres0 = c->percls ? res_split(c, res, k, sp) : res_next(c, res, k, s + 1);
+              if (nres0 < 0) continue;
+              if (s == pp - 1 && !res_final_ok(c, nres0)) continue;
+              for (int cp = 0; cp < ncpo && !err && !c->overflow; cp++) {
+              long ext = c->ncp ? couple_next(c, res, kp, k, s, cp) : 0;
+              if (ext < 0) continue;
+              int nc = rel && !cp, nres = (int)(nres0 + c->cpbase * ext);
+              double mterm_c = mterm, wterm = 0;
+              if (nc && !mix && isfinite(exb))  /* the crossing replica, with the least out */
+                mterm_c = fmax(mterm, mterm0 + (double)(c->gas - 1) * exb / 2);
+              if (xk >= 0 && s < pp - 1 && c->defer) wterm = nc && isfinite(exb) ? p0 + (double)(c->gas - 1) * exb / 2 : pmin;
               size_t to = fidx(c, j + 1, k * c->nb + bbit[br], nres);
               for (int q = 0; q < from->n; q++) {
                 int pi = from->ix[q];
@@ -853,20 +937,27 @@ static hp_err run(pdp *c, long *best)
                  * hand-off: where it mixes classes the least any replica pays (emin), else
                  * the path's (r*'s, this branch) or the most crowded replica's (ew) */
                 double mx = s == 0 || !c->defer ? x->fig[FM] : fmax(x->fig[FM], x->fig[FP] + (double)(c->gas - 1) * (x->mix ? emin : fmax(e, ew)) / 2);
-                ppoint np = { { mx > mterm ? mx : mterm,
+                /* a couple's class: the stage before, for its replica that crossed in (pend
+                 * 2: with the least outgoing hand-off) or for the one that crosses out here
+                 * (nc, with its least incoming one in W) */
+                if (c->ncp && s > 0 && c->defer)
+                  mx = fmax(mx, x->fig[FW] + (double)(c->gas - 1) * (nc && pend != 2 ? exb : emin) / 2);
+                ppoint np = { { mx > mterm_c ? mx : mterm_c,
                                 x->fig[FS] + o.t_min + e + c->pen[k],
                                 x->fig[FQ] > o.q ? x->fig[FQ] : o.q,
-                                x->fig[FU] > o.u ? x->fig[FU] : o.u, pterm }, pi, (short)i, (unsigned char)k,
+                                x->fig[FU] > o.u ? x->fig[FU] : o.u, pterm, wterm }, pi, (short)i, (unsigned char)k,
                               (unsigned char)rflag, (unsigned char)mix };
                 /* a period no next kind can lift above M says nothing more: 0, so that the
                  * point compares on four figures (frontiers stay as small as before) */
                 if (pterm + (double)(c->gas - 1) * emax / 2 <= np.fig[FM]) np.fig[FP] = 0;
+                if (wterm + (double)(c->gas - 1) * emax / 2 <= np.fig[FM]) np.fig[FW] = 0;
                 if (++c->work > c->max_work && c->max_work > 0) { c->overflow = 1; break; }
                 if (completion_bound(c, &np, s + 1, j + 1, nres) > (c->cutoff + 1e-12 * fabs(c->cutoff))) continue;
                 /* the frontier's points share (j, k): P counts only up to M + that */
                 int r = insert_next(c, to, &np, (double)(c->gas - 1) * emax / 2);
                 if (r == -2) { err = HP_NOMEM; break; }
                 if (r == -1) break;
+              }
               }
               }
               }
@@ -1467,12 +1558,28 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
         c.o = &half;
         c.percls = c.exact = c.defer = 1;
         c.R = (int)states;
+        /* couples (above), where every group is used, dp is 2 and the lists stay few */
+        c.ncp = 0;
+        if (!c.slack && c.dp == 2 && !o->no_couples) {
+          double mult = 3;
+          for (int x = 0; x < c.C; x++) {
+            const hp_node_class *nc = &pt->cls->cls[x];
+            c.cpd[x] = -1;
+            if (nc->gpus_min == nc->gpus_max && nc->gpus_min == 2 * tab->tp) { c.cpd[x] = c.ncp++; mult *= 3; }
+          }
+          if (c.ncp && lists * mult <= PAT_EXACT_LISTS_TWO) {
+            c.cpbase = (long)states;
+            c.R = (int)(states * mult);
+          } else {
+            c.ncp = 0;
+          }
+        }
         c.stride[0] = 1;
         for (int x = 1; x < c.C; x++) c.stride[x] = c.stride[x - 1] * (pt->groups[x - 1] + 1);
         c.max_work = forced ? 0 : PAT_EXACT_WORK;
         if (!(err = setup_frontiers(&c))) err = priced(&c, zero, r, o->cutoff, &v, use, &done);
         c.o = o;
-        c.percls = c.defer = 0;
+        c.percls = c.defer = c.ncp = 0;
         c.max_work = 0;
         if (err) goto done;
         if (done) {

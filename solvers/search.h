@@ -223,6 +223,8 @@ typedef struct hp_pat_opts {
                         * partial); HP_PAT_MERGED_FIRST where the count of ranks merges
                         * ranks, its first run alone, no prices (marked partial: a run with
                         * larger frontiers, which keeps them apart, will redo it); 0 all */
+  int no_couples;      /* 1: the DP leaves out the couples' digits (pattern_dp.c), so that
+                        * tests can measure what they add; 0 (the default): where they apply */
   const struct hp_team *team;   /* several members run this one DP together, each stage's
                         * targets split among them (pattern_dp.c): every member calls with
                         * the same problem and options, and all end with the same result,

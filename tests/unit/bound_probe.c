@@ -15,28 +15,34 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
 
 static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                        int exact, int count, int frontier, double seconds, int *partial,
-                       int *counted, int *sides, int unchained);
+                       int *counted, int *sides, int unchained, int no_couples);
 
 double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                            int exact, int frontier, double seconds, int *partial, int *counted)
 {
-  return dp_bound(p, cl, c, exact, HP_PAT_COUNT_AUTO, frontier, seconds, partial, counted, NULL, 0);
+  return dp_bound(p, cl, c, exact, HP_PAT_COUNT_AUTO, frontier, seconds, partial, counted, NULL, 0, 0);
 }
 
 double bp_dp_bound_count(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                          int count, int *sides)
 {
-  return dp_bound(p, cl, c, -1, count, 0, INFINITY, NULL, NULL, sides, 0);
+  return dp_bound(p, cl, c, -1, count, 0, INFINITY, NULL, NULL, sides, 0, 0);
 }
 
 double bp_dp_bound_unchained(const hp_problem *p, const hp_classes *cl, const hp_config *c)
 {
-  return dp_bound(p, cl, c, -1, HP_PAT_COUNT_AUTO, 0, INFINITY, NULL, NULL, NULL, 1);
+  return dp_bound(p, cl, c, -1, HP_PAT_COUNT_AUTO, 0, INFINITY, NULL, NULL, NULL, 1, 0);
+}
+
+double bp_dp_bound_no_couples(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                              int *counted)
+{
+  return dp_bound(p, cl, c, -1, HP_PAT_COUNT_AUTO, 0, INFINITY, NULL, counted, NULL, 0, 1);
 }
 
 static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                        int exact, int count, int frontier, double seconds, int *partial,
-                       int *counted, int *sides, int unchained)
+                       int *counted, int *sides, int unchained, int no_couples)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
@@ -58,6 +64,7 @@ static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_confi
   o.exact = exact;
   o.count = count;
   o.frontier = frontier;
+  o.no_couples = no_couples;
   if (isfinite(seconds)) o.deadline = hp__now() + seconds;
   if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) {
     v = r.bound;

@@ -25,6 +25,11 @@ double bp_dp_bound_count(const hp_problem *p, const hp_classes *cl, const hp_con
  * what the DP gave before it knew that a stage whose replicas all keep both hand-offs
  * inside a node has slower replica groups. */
 double bp_dp_bound_unchained(const hp_problem *p, const hp_classes *cl, const hp_config *c);
+/* The default bound without the couples (hp_pat_opts.no_couples, pattern_dp.c): what the
+ * DP gave before it counted the stages that span a class of two groups a node; *counted
+ * (may be NULL) as bp_dp_bound_counted's. */
+double bp_dp_bound_no_couples(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                              int *counted);
 
 /* The pattern MIP of configuration c solved by `be` to the end: its optimum (INFINITY if
  * it has no point; NAN if the backend did not finish), and in *decoded the evaluator's
