@@ -1567,7 +1567,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
             c.cpd[x] = -1;
             if (nc->gpus_min == nc->gpus_max && nc->gpus_min == 2 * tab->tp) { c.cpd[x] = c.ncp++; mult *= 3; }
           }
-          if (c.ncp && lists * mult <= PAT_EXACT_LISTS_TWO) {
+          if (c.ncp && lists * c.nb * mult <= PAT_EXACT_LISTS_TWO) {   /* lists: K + 1 slots */
             c.cpbase = (long)states;
             c.R = (int)(states * mult);
           } else {

@@ -3,7 +3,7 @@
  * the pattern MIP's cp rows, mip_pattern.c) against brute force, on random instances of
  * tp 1: two nodes of 2 GPUs of type "a" beside two single GPUs of types "b" and "c" (6
  * devices), or three nodes of 2 GPUs of "a", the fastest, beside two single slow GPUs and a
- * light first layer (8 devices); sometimes a slower link between two nodes of "a"; the
+ * light first layer (8 devices); sometimes slower links between the nodes of "a"; the
  * modes dp or dp and zdp. On every configuration with tp 1, dp 2 and every device used:
  *   - the DP's bound is never above the least time of the configuration's plans (brute
  *     force) and never below its bound without the couples;
@@ -89,13 +89,20 @@ static void cp_instance(unsigned long seed, int eight, char *model, size_t n_mod
                    layouts[lay].type[q], layouts[lay].gpus[q]);
   if (at < (int)n_cluster)
     at += snprintf(cluster + at, n_cluster - (size_t)at, " ], \"inter_gbps\": %.4g, \"inter_lat_us\": 5", inter);
-  if (link && at < (int)n_cluster)      /* between the two nodes of a */
+  /* between the nodes of a: every pair of them alike, so that they stay one class (a link
+   * between two of three would split them, node_class.c) */
+  if (link && layouts[lay].n == 4 && at < (int)n_cluster)
     at += snprintf(cluster + at, n_cluster - (size_t)at, ", \"links\": [ { \"a\": \"n%d\", \"b\": \"n%d\", "
                    "\"gbps\": %.4g, \"lat_us\": 20 } ]", lay, lay + 1, slow);
+  if (link && layouts[lay].n == 5 && at < (int)n_cluster)
+    at += snprintf(cluster + at, n_cluster - (size_t)at, ", \"links\": [ { \"a\": \"n0\", \"b\": \"n1\", "
+                   "\"gbps\": %.4g, \"lat_us\": 20 }, { \"a\": \"n0\", \"b\": \"n2\", \"gbps\": %.4g, "
+                   "\"lat_us\": 20 }, { \"a\": \"n1\", \"b\": \"n2\", \"gbps\": %.4g, \"lat_us\": 20 } ]",
+                   slow, slow, slow);
   if (at < (int)n_cluster) snprintf(cluster + at, n_cluster - (size_t)at, " }");
   snprintf(what, n_what, "seed %lu: nodes %s, %d layers, params %.3g, out %.3g bytes, inter %.3g "
            "Gbit/s%s, modes %s", seed, layouts[lay].type, nl, params, out, inter,
-           link ? " (a slower link between the nodes of a)" : "", *zdp ? "dp,zdp" : "dp");
+           link ? " (slower links between the nodes of a)" : "", *zdp ? "dp,zdp" : "dp");
 }
 
 /* One configuration's two bounds and, where `brute`, its brute-force optimum, checked as
