@@ -1,4 +1,5 @@
 /* fixtures.c -- inline problems for the unit tests. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -108,4 +109,23 @@ const char *fx_plan_error(const hp_problem *p, const char *text)
   if (err) snprintf(msg, sizeof msg, "%s", d.msg);
   hp_plan_destroy(&pl);
   return msg;
+}
+
+double fx_draw(unsigned long long *s, double lo, double hi)
+{
+  unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
+}
+
+double fx_log(unsigned long long *s, double lo, double hi)
+{
+  return exp(fx_draw(s, log(lo), log(hi)));
+}
+
+int fx_at_most(double a, double b, double tol)
+{
+  return a <= b || a <= b + tol * fabs(b);
 }

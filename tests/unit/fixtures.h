@@ -23,4 +23,11 @@ const char *fx_cluster_error(const char *text);
 const char *fx_profile_error(const char *text);
 const char *fx_plan_error(const hp_problem *p, const char *text);
 
+/* Random draws for the tests' own instance families (splitmix64 on the state *s): uniform
+ * in [lo, hi), and log-uniform in [lo, hi). */
+double fx_draw(unsigned long long *s, double lo, double hi);
+double fx_log(unsigned long long *s, double lo, double hi);
+/* a <= b within the relative tolerance tol; INFINITY <= INFINITY. */
+int fx_at_most(double a, double b, double tol);
+
 #endif

@@ -32,28 +32,6 @@
 #define CH_SEEDS 60
 #endif
 
-/* a <= b within the relative tolerance; INFINITY <= INFINITY. */
-static int ch_at_most(double a, double b)
-{
-  return a <= b || a <= b + CH_TOL * fabs(b);
-}
-
-/* A uniform draw in [lo, hi) from the state *s (splitmix64). */
-static double ch_draw(unsigned long long *s, double lo, double hi)
-{
-  unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
-}
-
-/* Log-uniform in [lo, hi). */
-static double ch_log(unsigned long long *s, double lo, double hi)
-{
-  return exp(ch_draw(s, log(lo), log(hi)));
-}
-
 /* Instance `seed`: its model and cluster JSON into the buffers, its modes into *zdp, a
  * description into `what`. */
 static void ch_instance(unsigned long seed, char *model, size_t n_model, char *cluster,
@@ -63,15 +41,15 @@ static void ch_instance(unsigned long seed, char *model, size_t n_model, char *c
     { 2, { 3, 3, 0 }, "aa" }, { 2, { 4, 2, 0 }, "aa" }, { 3, { 2, 2, 2 }, "aaa" },
     { 3, { 2, 2, 2 }, "aab" } };
   unsigned long long s = seed;
-  int lay = (int)ch_draw(&s, 0, 4);
+  int lay = (int)fx_draw(&s, 0, 4);
   /* hand-offs and syncs both dear, the regime where keeping every replica's hand-offs
    * inside nodes (and paying for it in the sync) competes with crossing */
-  double params = ch_log(&s, 1e7, 3e8), out = ch_log(&s, 1e7, 3e8), flops = ch_draw(&s, 1e12, 8e12);
-  double inter = ch_log(&s, 1, 30), slow = ch_log(&s, 0.5, 10), tfb = ch_draw(&s, 30, 200);
-  double intra = ch_draw(&s, 200, 2400);   /* one figure: nodes of a type stay one class */
-  int link = ch_draw(&s, 0, 1) < 0.5;
+  double params = fx_log(&s, 1e7, 3e8), out = fx_log(&s, 1e7, 3e8), flops = fx_draw(&s, 1e12, 8e12);
+  double inter = fx_log(&s, 1, 30), slow = fx_log(&s, 0.5, 10), tfb = fx_draw(&s, 30, 200);
+  double intra = fx_draw(&s, 200, 2400);   /* one figure: nodes of a type stay one class */
+  int link = fx_draw(&s, 0, 1) < 0.5;
   size_t at;
-  *zdp = ch_draw(&s, 0, 1) < 0.5;
+  *zdp = fx_draw(&s, 0, 1) < 0.5;
   /* a light embedding and head around one heavy block: with pp 3 the middle stage holds
    * the block, whose gradient sync the chained figure slows */
   snprintf(model, n_model, "{ \"name\": \"chain\", \"input_bytes\": 1000, \"layers\": [ "
@@ -146,10 +124,10 @@ TEST(certificate_chained_stage_bound_never_above_brute_force_and_above_the_uncha
         solves++;
         solved = 1;
       }
-      if (isnan(b1) || isnan(b0) || !ch_at_most(b1, bf) || (isinf(b1) && isfinite(bf)) ||
-          !ch_at_most(b0, b1) ||
-          (solved && (isnan(mv) || !ch_at_most(mv, bf) || !ch_at_most(b1, mv) ||
-                      !ch_at_most(bf, decoded)))) {
+      if (isnan(b1) || isnan(b0) || !fx_at_most(b1, bf, CH_TOL) || (isinf(b1) && isfinite(bf)) ||
+          !fx_at_most(b0, b1, CH_TOL) ||
+          (solved && (isnan(mv) || !fx_at_most(mv, bf, CH_TOL) || !fx_at_most(b1, mv, CH_TOL) ||
+                      !fx_at_most(bf, decoded, CH_TOL)))) {
         fprintf(stderr, "  VIOLATION %s\n    pp %d tp %d dp %d mbs %d: DP bound %.12g (unchained "
                 "%.12g), pattern MIP %.12g (decoded plan %.12g), brute force %.12g\n", what, c->pp,
                 c->tp, c->dp, c->mbs, b1, b0, mv, decoded, bf);

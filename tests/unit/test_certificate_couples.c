@@ -29,27 +29,6 @@
 #define CP_SEEDS 24
 #endif
 
-/* a <= b within the relative tolerance; INFINITY <= INFINITY. */
-static int cp_at_most(double a, double b)
-{
-  return a <= b || a <= b + CP_TOL * fabs(b);
-}
-
-/* A uniform draw in [lo, hi) from the state *s (splitmix64). */
-static double cp_draw(unsigned long long *s, double lo, double hi)
-{
-  unsigned long long z = (*s += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return lo + (hi - lo) * (double)(z >> 11) / 9007199254740992.0;
-}
-
-static double cp_log(unsigned long long *s, double lo, double hi)
-{
-  return exp(cp_draw(s, log(lo), log(hi)));
-}
-
 /* Instance `seed`: model and cluster JSON, its modes into *zdp, its devices into *devices,
  * a description into `what`. */
 static void cp_instance(unsigned long seed, int eight, char *model, size_t n_model, char *cluster,
@@ -60,23 +39,23 @@ static void cp_instance(unsigned long seed, int eight, char *model, size_t n_mod
   static const struct { int n; int gpus[5]; char type[6]; } layouts[3] = {
     { 4, { 2, 2, 1, 1, 0 }, "aabc" }, { 4, { 1, 2, 2, 1, 0 }, "baac" }, { 5, { 2, 2, 2, 1, 1 }, "aaabc" } };
   unsigned long long s = seed * 7919 + 11;
-  int lay = eight ? 2 : (int)cp_draw(&s, 0, 2), nl, at, g = 0;
-  double params = cp_log(&s, 1e6, 1e8), out = cp_log(&s, 1e7, 3e8);
-  double inter = cp_log(&s, 2, 40), slow = cp_log(&s, 0.5, 10);
-  double ta = cp_draw(&s, 40, 150), tb = cp_draw(&s, 20, 150), tc = cp_draw(&s, 20, 150);
-  double fl = cp_draw(&s, 1e12, 6e12), spread = layouts[lay].n == 5 ? 0.2 : 5;
-  if (layouts[lay].n == 5) { tb = ta * cp_draw(&s, 0.2, 0.6); tc = ta * cp_draw(&s, 0.2, 0.6); }
-  int link = cp_draw(&s, 0, 1) < 0.4;
-  *zdp = cp_draw(&s, 0, 1) < 0.5;
+  int lay = eight ? 2 : (int)fx_draw(&s, 0, 2), nl, at, g = 0;
+  double params = fx_log(&s, 1e6, 1e8), out = fx_log(&s, 1e7, 3e8);
+  double inter = fx_log(&s, 2, 40), slow = fx_log(&s, 0.5, 10);
+  double ta = fx_draw(&s, 40, 150), tb = fx_draw(&s, 20, 150), tc = fx_draw(&s, 20, 150);
+  double fl = fx_draw(&s, 1e12, 6e12), spread = layouts[lay].n == 5 ? 0.2 : 5;
+  if (layouts[lay].n == 5) { tb = ta * fx_draw(&s, 0.2, 0.6); tc = ta * fx_draw(&s, 0.2, 0.6); }
+  int link = fx_draw(&s, 0, 1) < 0.4;
+  *zdp = fx_draw(&s, 0, 1) < 0.5;
   for (int q = 0; q < layouts[lay].n; q++) g += layouts[lay].gpus[q];
   *devices = g;
-  nl = g / 2 + (g < 8 && cp_draw(&s, 0, 1) < 0.5);   /* pp = g / 2 layers, or one more */
+  nl = g / 2 + (g < 8 && fx_draw(&s, 0, 1) < 0.5);   /* pp = g / 2 layers, or one more */
   at = snprintf(model, n_model, "{ \"name\": \"couples\", \"input_bytes\": 1000, \"layers\": [");
   for (int l = 0; l < nl && at < (int)n_model; l++)
     at += snprintf(model + at, n_model - (size_t)at, "%s { \"name\": \"l%d\", \"params\": %.6g, "
                    "\"act_bytes\": 1e6, \"out_bytes\": %.6g, \"flops\": %.6g }", l ? "," : "", l,
-                   params * cp_draw(&s, 0.5, 2), l + 1 < nl ? out * cp_draw(&s, 0.5, 2) : 4,
-                   fl * (l == 0 && spread < 1 ? cp_draw(&s, 0.05, 0.3) : cp_draw(&s, 1, 1 + spread)));
+                   params * fx_draw(&s, 0.5, 2), l + 1 < nl ? out * fx_draw(&s, 0.5, 2) : 4,
+                   fl * (l == 0 && spread < 1 ? fx_draw(&s, 0.05, 0.3) : fx_draw(&s, 1, 1 + spread)));
   if (at < (int)n_model) snprintf(model + at, n_model - (size_t)at, " ] }");
   at = snprintf(cluster, n_cluster, "{ \"name\": \"couples-%lu\", \"device_types\": { "
                 "\"a\": { \"mem_gib\": 80, \"tflops\": %.4g, \"efficiency\": 0.5, \"hbm_gbs\": 2000 }, "
@@ -123,9 +102,10 @@ static int cp_check(const hp_problem *p, const hp_classes *cl, const hp_config *
   *tight = brute && isfinite(bf) && b1 >= bf * (1 - CP_TOL);
   *tight0 = brute && isfinite(bf) && b0 >= bf * (1 - CP_TOL);
   if (be && mip) mv = bp_mip_optimum(be, p, cl, c, &decoded);
-  if (isnan(b1) || isnan(b0) || !cp_at_most(b1, bf) || (isinf(b1) && isfinite(bf)) || !cp_at_most(b0, b1) ||
-      (be && mip && (isnan(mv) || !cp_at_most(mv, bf) || !cp_at_most(b1, mv) ||
-                     (brute && !cp_at_most(bf, decoded)) || !cp_at_most(mv, decoded)))) {
+  if (isnan(b1) || isnan(b0) || !fx_at_most(b1, bf, CP_TOL) || (isinf(b1) && isfinite(bf)) ||
+      !fx_at_most(b0, b1, CP_TOL) ||
+      (be && mip && (isnan(mv) || !fx_at_most(mv, bf, CP_TOL) || !fx_at_most(b1, mv, CP_TOL) ||
+                     (brute && !fx_at_most(bf, decoded, CP_TOL)) || !fx_at_most(mv, decoded, CP_TOL)))) {
     fprintf(stderr, "  VIOLATION %s\n    pp %d tp %d dp %d mbs %d: DP bound %.12g (without couples "
             "%.12g), pattern MIP %.12g (decoded plan %.12g), brute force %.12g%s\n", what, c->pp, c->tp,
             c->dp, c->mbs, b1, b0, mv, decoded, bf, brute ? "" : " (not run)");
@@ -146,40 +126,66 @@ static hp_problem *cp_problem(unsigned long seed, int eight, int *devices, char 
   return p;
 }
 
+/* Counts of one family's run (cp_family). */
+typedef struct cp_counts { int bad, configs, raised, brute, tight, tight0; } cp_counts;
+
+/* Runs `seeds` instances of the family (eight: 8 devices). On 6 devices every
+ * configuration gets brute force and every third the MIP; on 8 (brute force takes 20 s),
+ * first the two DP bounds alone, and where the couples raised the bound, again with the
+ * MIP and, on the first `brute8` of those, brute force. */
+static cp_counts cp_family(int eight, int seeds, int brute8)
+{
+  cp_counts k = {0};
+  for (unsigned long seed = 1; seed <= (unsigned long)seeds; seed++) {
+    char what[512];
+    int devices;
+    hp_classes cl;
+    hp_diag d = {0};
+    hp_config *cfg = NULL;
+    hp_problem *p = cp_problem(seed, eight, &devices, what, sizeof what);
+    if (hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) != HP_OK) {
+      fprintf(stderr, "  %s: classes: %s\n", what, d.msg);
+      k.bad++;
+      hp_problem_destroy(&p);
+      continue;
+    }
+    int n = hp__configs(p, &cfg);
+    for (int i = 0; i < n; i++) {
+      const hp_config *c = &cfg[i];
+      int r, t, t0, brute = !eight;
+      if (c->tp != 1 || c->dp != 2 || c->pp * 2 != devices) continue;
+      k.configs++;
+      if (eight) {
+        k.bad += cp_check(p, &cl, c, 0, 0, what, &r, &t, &t0);
+        if (!r) continue;
+        brute = k.brute < brute8;
+      }
+      k.bad += cp_check(p, &cl, c, brute, eight || k.configs % 3 == 0, what, &r, &t, &t0);
+      k.raised += r;
+      k.brute += brute;
+      k.tight += t;
+      k.tight0 += t0;
+    }
+    free(cfg);
+    hp_classes_release(&cl);
+    hp_problem_destroy(&p);
+  }
+  fprintf(stderr, "  %d configurations; the couples raised the bound on %d; brute force on %d: at "
+          "its optimum on %d (without the couples: %d)\n", k.configs, k.raised, k.brute, k.tight,
+          k.tight0);
+  return k;
+}
+
 /* 6 devices: every configuration with tp 1, dp 2 and every device used, against brute force
  * (0.1 s each), the MIP on every third. The couples seldom bind here (pp 3: a single stage
  * beside a spanning one is what they rule out, and the crossing between two spanning
  * stages): this holds their figures below every plan. */
 TEST(certificate_couples_bound_never_above_brute_force_on_6_devices)
 {
-  int bad = 0, configs = 0, raised = 0, tight = 0, tight0 = 0;
-  for (unsigned long seed = 1; seed <= (unsigned long)harness_count(CP_SEEDS); seed++) {
-    char what[512];
-    int devices;
-    hp_classes cl;
-    hp_diag d = {0};
-    hp_config *cfg = NULL;
-    hp_problem *p = cp_problem(seed, 0, &devices, what, sizeof what);
-    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
-    int n = hp__configs(p, &cfg);
-    for (int i = 0; i < n; i++) {
-      const hp_config *c = &cfg[i];
-      int r, t, t0;
-      if (c->tp != 1 || c->dp != 2 || c->pp * 2 != devices) continue;
-      configs++;
-      bad += cp_check(p, &cl, c, 1, configs % 3 == 0, what, &r, &t, &t0);
-      raised += r;
-      tight += t;
-      tight0 += t0;
-    }
-    free(cfg);
-    hp_classes_release(&cl);
-    hp_problem_destroy(&p);
-  }
-  fprintf(stderr, "  %d configurations; the couples raised the bound on %d; at the brute-force "
-          "optimum on %d (without: %d)\n", configs, raised, tight, tight0);
-  CHECK(configs > 0);
-  CHECK_INT(bad, 0);
+  cp_counts k = cp_family(0, harness_count(CP_SEEDS), 0);
+  CHECK(k.configs > 0);
+  CHECK_INT(k.brute, k.configs);
+  CHECK_INT(k.bad, 0);
 }
 
 /* 8 devices (three nodes of 2 GPUs of "a", the fastest, a light first layer on the two
@@ -195,40 +201,8 @@ TEST(certificate_couples_bound_never_above_brute_force_on_6_devices)
 #endif
 TEST(certificate_couples_raise_the_bound_on_8_devices_never_above_brute_force)
 {
-  int bad = 0, configs = 0, raised = 0, tight = 0, tight0 = 0, brute = 0;
-  for (unsigned long seed = 1; seed <= (unsigned long)harness_count(CP_SEEDS8); seed++) {
-    char what[512];
-    int devices;
-    hp_classes cl;
-    hp_diag d = {0};
-    hp_config *cfg = NULL;
-    hp_problem *p = cp_problem(seed, 1, &devices, what, sizeof what);
-    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
-    int n = hp__configs(p, &cfg);
-    for (int i = 0; i < n; i++) {
-      const hp_config *c = &cfg[i];
-      int r, t, t0;
-      if (c->tp != 1 || c->dp != 2 || c->pp * 2 != devices) continue;
-      configs++;
-      /* first the two DP bounds alone (cheap); where the couples raised it, again with the
-       * MIP, and brute force while the budget lasts */
-      bad += cp_check(p, &cl, c, 0, 0, what, &r, &t, &t0);
-      if (!r) continue;
-      raised++;
-      bad += cp_check(p, &cl, c, brute < CP_BRUTE8, 1, what, &r, &t, &t0);
-      if (brute < CP_BRUTE8) {
-        brute++;
-        tight += t;
-        tight0 += t0;
-      }
-    }
-    free(cfg);
-    hp_classes_release(&cl);
-    hp_problem_destroy(&p);
-  }
-  fprintf(stderr, "  %d configurations; the couples raised the bound on %d (brute force on %d: at "
-          "its optimum on %d, without the couples on %d)\n", configs, raised, brute, tight, tight0);
-  CHECK(raised > 0);
-  CHECK(brute == (CP_BRUTE8 < raised ? CP_BRUTE8 : raised));
-  CHECK_INT(bad, 0);
+  cp_counts k = cp_family(1, harness_count(CP_SEEDS8), CP_BRUTE8);
+  CHECK(k.raised > 0);
+  CHECK_INT(k.brute, CP_BRUTE8 < k.raised ? CP_BRUTE8 : k.raised);
+  CHECK_INT(k.bad, 0);
 }
