@@ -284,6 +284,22 @@ static double exact_bound(const hp_problem *p, const hp_config *c)
   return b;
 }
 
+#ifdef HP_HAVE_CBC
+/* The pattern MIP of configuration c solved by CBC (bp_mip_optimum), with the time of the
+ * plan its solution decodes to in *decoded; NAN where the classes do not build. */
+static double cbc_pattern_mip(const hp_problem *p, const hp_config *c, double *decoded)
+{
+  hp_classes cl;
+  hp_diag d = {0};
+  double v;
+  *decoded = INFINITY;
+  if (hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d)) return NAN;
+  v = bp_mip_optimum(hp__cbc_solve_mip, p, &cl, c, decoded);
+  hp_classes_release(&cl);
+  return v;
+}
+#endif
+
 /* The optimizer step enters the bound. fx_tiny_model: 11e6 parameters, F = 11e12 per
  * sample; 16 state bytes (opt 12), so update_bytes 2 x 12 + 2 + 2 = 28: upd = 308e6 bytes.
  * One GPU of 100 TFLOPS at 0.5: t = 11e12 / 50e12 = 0.22 s, gbs 1: T = 0.22 + upd / hbm,
@@ -349,13 +365,9 @@ TEST(pattern_bound_sends_one_hand_off_of_a_middle_stage_between_nodes_when_none_
   CHECK_NEAR(ri_brute_config(p, &c), 0.460634, 1e-12);
 #ifdef HP_HAVE_CBC
   {
-    hp_classes cl;
-    hp_diag d = {0};
     double decoded;
-    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
-    CHECK_NEAR(bp_mip_optimum(hp__cbc_solve_mip, p, &cl, &c, &decoded), 0.460634, 1e-9);
+    CHECK_NEAR(cbc_pattern_mip(p, &c, &decoded), 0.460634, 1e-9);
     CHECK(decoded >= 0.460634 * (1 - 1e-12));     /* its plan is a plan */
-    hp_classes_release(&cl);
   }
 #endif
   hp_problem_destroy(&p);
@@ -568,16 +580,11 @@ TEST(pattern_bound_charges_a_one_class_stage_its_path_crossing_in_and_out)
 #ifdef HP_HAVE_CBC
   {
     /* the pattern MIP (its pc rows: r*'s hand-offs of each middle stage) is not below it */
-    hp_classes cl;
-    hp_diag d = {0};
-    double decoded;
-    CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
-    double mip = bp_mip_optimum(hp__cbc_solve_mip, p, &cl, &c, &decoded);
+    double decoded, mip = cbc_pattern_mip(p, &c, &decoded);
     printf("  pattern MIP %.9f, its plan %.9f\n", mip, decoded);
     CHECK(mip >= b * (1 - 1e-9));
     CHECK(mip <= opt * (1 + 1e-9));
     CHECK(decoded >= opt * (1 - 1e-12));
-    hp_classes_release(&cl);
   }
 #endif
   hp_problem_destroy(&p);
