@@ -499,7 +499,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
       int any = 0, u, *cp = hp__calloc((size_t)pp, sizeof *cp);
       if (!cp) { free(wn); err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP"); goto done; }
       for (int k = 0; k < K; k++)
-        any |= !pt->kind[k].single && hp_patterns_one_class(pt, k) && pt->kind[k].mask == 1u << xc;
+        any |= !pt->kind[k].single && pt->kind[k].mask == 1u << xc;
       if (!any) { free(cp); continue; }
       for (int s = 0; s + 1 < pp; s++) {
         cp[s] = col(m, 0, 1, 1, 0, "cp_s%d_c%d", s, xc);

@@ -450,18 +450,19 @@ static int couple_class(const pdp *c, int k)
   return c->cpd[x] >= 0 ? x : -1;
 }
 
-/* The digits past the count after a stage of kind k (stage s) follows one of kind kp in
- * state res, cp 1 where the two are a couple: -1 where the end cannot be. */
-static long couple_next(const pdp *c, int res, int kp, int k, int s, int cp)
+/* The digits past the count after stage s, of kind k, follows the stage before in state
+ * res; xk and xkp: the couple classes the two span alone (couple_class; xkp -1 at the first
+ * stage); cp 1 where the two are a couple. -1 where the end cannot be. */
+static long couple_next(const pdp *c, int res, int k, int xk, int xkp, int s, int cp)
 {
   long ext = res / c->cpbase, t = ext / 3;
-  int pend = (int)(ext % 3), st[HP_PATTERN_MAX_CLASSES], xk = couple_class(c, k), npend = 0;
+  int pend = (int)(ext % 3), st[HP_PATTERN_MAX_CLASSES], npend = 0;
   for (int d = 0; d < c->ncp; d++) { st[d] = (int)(t % 3); t /= 3; }
   if (pend && !cp) {                   /* the stage before ends in no couple: one more E */
-    int d = c->cpd[couple_class(c, kp)];
+    int d = c->cpd[xkp];
     st[d] = st[d] ? 2 : 1;
   }
-  if (xk >= 0 && !cp) npend = s > 0 && couple_class(c, kp) == xk ? 2 : 1;
+  if (xk >= 0 && !cp) npend = xkp == xk ? 2 : 1;
   if (!hp_patterns_one_class(c->pt, k))
     for (int x = 0; x < c->C; x++)
       if ((c->pt->kind[k].mask >> x & 1) && c->cpd[x] >= 0) st[c->cpd[x]] = 2;   /* an H */
@@ -914,7 +915,8 @@ static hp_err run(pdp *c, long *best)
               /* couples (above): this stage and the one before span one such class alone
                * (rel); a couple where the stage before is in none yet (pend) and r* stays
                * inside; else some replica crosses between them (nc) */
-              int xk = couple_class(c, k), rel = s > 0 && xk >= 0 && couple_class(c, kp) == xk;
+              int xk = couple_class(c, k), xkp = s > 0 ? couple_class(c, kp) : -1;
+              int rel = xk >= 0 && xkp == xk;
               int pend = c->ncp ? (int)(res / c->cpbase % 3) : 0;
               int ncpo = rel && pend && !(e > eib) ? 2 : 1;
               for (int sp = 0; sp < (c->percls ? c->nsp[k] : 1) && !err && !c->overflow; sp++) {
@@ -922,7 +924,7 @@ static hp_err run(pdp *c, long *best)
               if (nres0 < 0) continue;
               if (s == pp - 1 && !res_final_ok(c, nres0)) continue;
               for (int cp = 0; cp < ncpo && !err && !c->overflow; cp++) {
-              long ext = c->ncp ? couple_next(c, res, kp, k, s, cp) : 0;
+              long ext = c->ncp ? couple_next(c, res, k, xk, xkp, s, cp) : 0;
               if (ext < 0) continue;
               int nc = rel && !cp, nres = (int)(nres0 + c->cpbase * ext);
               double mterm_c = mterm, wterm = 0;
