@@ -162,30 +162,73 @@ static int free_groups(const hp_cluster *cl, int nd, int tp, const int *used)
   return cl->nodes[nd].gpus % tp ? 0 : cl->nodes[nd].gpus / tp - used[nd];
 }
 
-hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
-                        double deadline, const volatile sig_atomic_t *stop, hp_plan *pl,
-                        int *found, hp_diag *d)
+/* Whether stage s's groups are all of one class and span nodes (not a single-node kind). */
+static int spans_one(const hp_patterns *pt, const hp_pat_result *r, const int *n, int s)
 {
-  const hp_cluster *cl = p->cluster;
+  int C = pt->n_cls, classes = 0;
+  for (int c = 0; c < C; c++) classes += n[s * C + c] > 0;
+  return classes == 1 && !pt->kind[r->kind[s]].single;
+}
+
+/* Stage s's groups (all of one class, equally fast) to its replicas so that each replica
+ * keeps the node of its group in stage s - 1 where one is left there: its hand-off stays
+ * inside the node. The loads balance() added are unchanged (every group as fast). */
+static void align(int s, int dp, int *slot_node, int *slot_off)
+{
+  int node[64], off[64], taken[64] = {0}, got[64] = {0}, base = s * dp, prev = base - dp;
+  if (dp > 64 || s == 0) return;
+  for (int i = 0; i < dp; i++) { node[i] = slot_node[base + i]; off[i] = slot_off[base + i]; }
+  for (int q = 0; q < dp; q++)
+    for (int g = 0; g < dp; g++)
+      if (!taken[g] && node[g] == slot_node[prev + q]) {
+        slot_node[base + q] = node[g];
+        slot_off[base + q] = off[g];
+        taken[g] = got[q] = 1;
+        break;
+      }
+  for (int q = 0, g = 0; q < dp; q++) {
+    if (got[q]) continue;
+    while (taken[g]) g++;
+    slot_node[base + q] = node[g];
+    slot_off[base + q] = off[g];
+    taken[g] = 1;
+  }
+}
+
+/* The nodes of stage s's groups for the counts n: a single-node stage on the node of its
+ * class that fits it most tightly; else whole nodes first, the most free, so that few
+ * replica groups share a node's network. With `spread`, a stage that spans nodes of one
+ * class instead takes the nodes and counts of the stage before where that stage spans the
+ * same class and they have room (the two a *couple*: every replica's hand-off between them
+ * stays inside a node), else half its groups from each of the two nodes with the most
+ * free; its replicas keep their nodes (align). Both place every group; the caller
+ * decodes both and keeps the faster plan. */
+static hp_err place(const hp_cluster *cl, const hp_patterns *pt, const hp_pat_result *r,
+                    const int *n, int spread, int pp, int dp, int tp, int *used,
+                    int *slot_node, int *slot_off, double *load, hp_diag *d)
+{
   const hp_classes *cs = pt->cls;
-  int pp = pl->pp, dp = pl->dp, tp = pl->tp, C = pt->n_cls, nn = cl->n_nodes;
-  int *n = hp__calloc((size_t)pp * C, sizeof *n), *used = hp__calloc((size_t)nn, sizeof *used);
-  int *slot_node = hp__calloc((size_t)pp * dp, sizeof *slot_node);
-  int *slot_off = hp__calloc((size_t)pp * dp, sizeof *slot_off);
-  double *load = hp__calloc((size_t)dp * 2, sizeof *load);
-  hp_plan *own = NULL;
-  hp_dp_opts o;
-  double obj;
-  hp_err err = HP_OK;
-  *found = 0;
-  if (!n || !used || !slot_node || !slot_off || !load) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-  if (!r->found) goto done;
-  if (r->count) memcpy(n, r->count, (size_t)pp * C * sizeof *n);
-  else counts(pt, r, pp, dp, n);
+  int C = pt->n_cls;
+  memset(used, 0, (size_t)cl->n_nodes * sizeof *used);
+  memset(load, 0, (size_t)dp * 2 * sizeof *load);
   for (int s = 0; s < pp; s++) {
-    int r0 = 0, classes = 0;
+    int r0 = 0, classes = 0, couple = 0;
     for (int c = 0; c < C; c++) classes += n[s * C + c] > 0;
-    for (int c = 0; c < C; c++) {
+    if (spread && s > 0 && spans_one(pt, r, n, s) && spans_one(pt, r, n, s - 1) &&
+        memcmp(&n[s * C], &n[(s - 1) * C], (size_t)C * sizeof *n) == 0) {
+      couple = 1;                               /* the nodes of the stage before, if room */
+      for (int q = 0; q < dp && couple; q++) {
+        int nd = slot_node[(s - 1) * dp + q], k = 0;
+        for (int q2 = 0; q2 < dp; q2++) k += slot_node[(s - 1) * dp + q2] == nd;
+        couple = free_groups(cl, nd, tp, used) >= k;
+      }
+      for (int q = 0; q < dp && couple; q++, r0++) {
+        int nd = slot_node[(s - 1) * dp + q];
+        slot_node[s * dp + r0] = nd;
+        slot_off[s * dp + r0] = used[nd]++;
+      }
+    }
+    for (int c = 0; c < C && !couple; c++) {
       int need = n[s * C + c];
       const hp_node_class *nc = &cs->cls[c];
       if (need == 0) continue;
@@ -203,28 +246,51 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
           continue;
         }
       }
-      while (need > 0) {                        /* whole nodes first: the most free */
+      /* spread: at most half the groups (rounded up) from the first node, the rest from
+       * others where they have room; without it, as many as a node has */
+      int halve = spread && classes == 1, first = -1;
+      for (int part = 0; need > 0; part++) {    /* the most free first */
         int best = -1;
-        for (int i = 0; i < nc->n_nodes; i++) {
-          int nd = nc->nodes[i], fr = free_groups(cl, nd, tp, used);
-          if (fr > 0 && (best < 0 || fr > free_groups(cl, best, tp, used))) best = nd;
-        }
-        if (best < 0) { err = hp_fail(d, HP_INTERNAL, "pattern decode: class %d has too few groups", c); goto done; }
-        for (int fr = free_groups(cl, best, tp, used); fr > 0 && need > 0; fr--, need--, r0++) {
+        for (int pass = 0; pass < 2 && best < 0; pass++)
+          for (int i = 0; i < nc->n_nodes; i++) {
+            int nd = nc->nodes[i], fr = free_groups(cl, nd, tp, used);
+            if (fr > 0 && (pass || nd != first) && (best < 0 || fr > free_groups(cl, best, tp, used))) best = nd;
+          }
+        if (best < 0) return hp_fail(d, HP_INTERNAL, "pattern decode: class %d has too few groups", c);
+        if (part == 0) first = best;
+        int most = halve && part == 0 && need > 1 ? (need + 1) / 2 : need;
+        for (int fr = free_groups(cl, best, tp, used); fr > 0 && need > 0 && most > 0; fr--, need--, most--, r0++) {
           slot_node[s * dp + r0] = best;
           slot_off[s * dp + r0] = used[best]++;
         }
       }
     }
-    if (r0 != dp) { err = hp_fail(d, HP_INTERNAL, "pattern decode: stage %d has %d of %d groups", s, r0, dp); goto done; }
+    if (r0 != dp) return hp_fail(d, HP_INTERNAL, "pattern decode: stage %d has %d of %d groups", s, r0, dp);
     balance(pt, r, s, dp, slot_node, slot_off, cl, cs, load);
+    if (spread && classes == 1) align(s, dp, slot_node, slot_off);
   }
+  return HP_OK;
+}
+
+/* The plan of one placement: the layer DP's split (exact where the replicas of a stage are
+ * alike), or the sequence's own split and recompute flags where that is faster, made to
+ * follow the job's sharding rules; *time its iteration time (INFINITY: none found). */
+static hp_err finish(const hp_problem *p, const hp_pat_result *r, const int *slot_node,
+                     const int *slot_off, double deadline, const volatile sig_atomic_t *stop,
+                     hp_plan *pl, int *found, double *time, hp_diag *d)
+{
+  const hp_cluster *cl = p->cluster;
+  int pp = pl->pp, dp = pl->dp, tp = pl->tp;
+  hp_plan *own = NULL;
+  hp_dp_opts o;
+  double obj;
+  hp_err err;
+  *found = 0;
+  *time = INFINITY;
   for (int i = 0; i < pp * dp; i++)
     for (int j = 0; j < tp; j++)
       pl->dev[(size_t)i * tp + j] = cl->nodes[slot_node[i]].first + slot_off[i] * tp + j;
-  /* the layer DP's split (exact where the replicas of a stage are alike), or the
-   * sequence's own split and recompute flags where that is faster */
-  if ((err = hp_plan_copy(&own, pl, d))) goto done;
+  if ((err = hp_plan_copy(&own, pl, d))) return err;
   memcpy(own->first, r->first, (size_t)(pp + 1) * sizeof *own->first);
   memcpy(own->recompute, r->rec, (size_t)pp);
   if (r->zdp)
@@ -236,8 +302,7 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
   o.deadline = deadline;
   o.stop = stop;
   o.max_frontier = HP_DP_HEURISTIC_FRONTIER;
-  if ((err = hp__dp_split(p, pl, &o, found, &obj, NULL, d))) goto done;
-  {
+  if (!(err = hp__dp_split(p, pl, &o, found, &obj, NULL, d))) {
     hp_eval a = {0}, b = {0};
     int fa = *found && hp_evaluate(p, pl, &a, NULL) == HP_OK && a.feasible;
     int fb = hp_evaluate(p, own, &b, NULL) == HP_OK && b.feasible;
@@ -249,10 +314,50 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
     }
     hp_eval_release(&a);
     hp_eval_release(&b);
+    conform(p, pl, found);
+    if (*found && hp_evaluate(p, pl, &a, NULL) == HP_OK && a.feasible) *time = a.iteration_time;
+    hp_eval_release(&a);
   }
-  conform(p, pl, found);
-done:
   hp_plan_destroy(&own);
+  return err;
+}
+
+hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
+                        double deadline, const volatile sig_atomic_t *stop, hp_plan *pl,
+                        int *found, hp_diag *d)
+{
+  const hp_cluster *cl = p->cluster;
+  int pp = pl->pp, dp = pl->dp, tp = pl->tp, C = pt->n_cls, nn = cl->n_nodes, spreads = 0;
+  int *n = hp__calloc((size_t)pp * C, sizeof *n), *used = hp__calloc((size_t)nn, sizeof *used);
+  int *slot_node = hp__calloc((size_t)pp * dp, sizeof *slot_node);
+  int *slot_off = hp__calloc((size_t)pp * dp, sizeof *slot_off);
+  double *load = hp__calloc((size_t)dp * 2, sizeof *load), t0, t1;
+  hp_plan *alt = NULL;
+  hp_err err = HP_OK;
+  *found = 0;
+  if (!n || !used || !slot_node || !slot_off || !load) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  if (!r->found) goto done;
+  if (r->count) memcpy(n, r->count, (size_t)pp * C * sizeof *n);
+  else counts(pt, r, pp, dp, n);
+  if ((err = place(cl, pt, r, n, 0, pp, dp, tp, used, slot_node, slot_off, load, d)) ||
+      (err = finish(p, r, slot_node, slot_off, deadline, stop, pl, found, &t0, d)))
+    goto done;
+  /* the spread placement too, where some stage spans nodes of one class (decoded whole
+   * nodes first, such a stage may sit on one node, and two in a row never keep their
+   * hand-offs inside nodes): the faster plan */
+  for (int s = 0; s < pp; s++) spreads += spans_one(pt, r, n, s);
+  if (!spreads || dp < 2) goto done;
+  if ((err = hp_plan_copy(&alt, pl, d)) ||
+      (err = place(cl, pt, r, n, 1, pp, dp, tp, used, slot_node, slot_off, load, d)))
+    goto done;
+  int found1 = 0;
+  if ((err = finish(p, r, slot_node, slot_off, deadline, stop, alt, &found1, &t1, d))) goto done;
+  if (found1 && isfinite(t1) && (!*found || t1 < t0)) {
+    hp_plan_assign(pl, alt);
+    *found = 1;
+  }
+done:
+  hp_plan_destroy(&alt);
   free(n);
   free(used);
   free(slot_node);

@@ -50,17 +50,21 @@ void hp_plan_destroy(hp_plan **pp)
 hp_err hp_plan_copy(hp_plan **out, const hp_plan *src, hp_diag *d)
 {
   hp_err err = hp_plan_create(out, src->pp, src->tp, src->dp, src->n_layers, d);
-  hp_plan *p = *out;
   if (err) return err;
-  p->mbs = src->mbs;
-  p->gas = src->gas;
-  p->schedule = src->schedule;
-  memcpy(p->first, src->first, ((size_t)src->pp + 1) * sizeof *p->first);
-  memcpy(p->recompute, src->recompute, (size_t)src->pp * sizeof *p->recompute);
-  memcpy(p->dev, src->dev, (size_t)src->pp * (size_t)src->dp * (size_t)src->tp * sizeof *p->dev);
-  memcpy(p->mode, src->mode, (size_t)src->n_layers * sizeof *p->mode);
-  memcpy(p->slices, src->slices, (size_t)src->n_layers * sizeof *p->slices);
+  hp_plan_assign(*out, src);
   return HP_OK;
+}
+
+void hp_plan_assign(hp_plan *dst, const hp_plan *src)
+{
+  dst->mbs = src->mbs;
+  dst->gas = src->gas;
+  dst->schedule = src->schedule;
+  memcpy(dst->first, src->first, ((size_t)src->pp + 1) * sizeof *dst->first);
+  memcpy(dst->recompute, src->recompute, (size_t)src->pp * sizeof *dst->recompute);
+  memcpy(dst->dev, src->dev, (size_t)src->pp * (size_t)src->dp * (size_t)src->tp * sizeof *dst->dev);
+  memcpy(dst->mode, src->mode, (size_t)src->n_layers * sizeof *dst->mode);
+  memcpy(dst->slices, src->slices, (size_t)src->n_layers * sizeof *dst->slices);
 }
 
 void hp_plan_set_modes(hp_plan *p, int mode)

@@ -43,6 +43,9 @@ void hp_plan_set_modes(struct hp_plan *p, int mode);
 hp_err hp_plan_create(hp_plan **out, int pp, int tp, int dp, int n_layers, hp_diag *d);
 void hp_plan_destroy(hp_plan **p);
 hp_err hp_plan_copy(hp_plan **out, const hp_plan *src, hp_diag *d);
+/* Copies src's stages, devices, flags, gas and schedule into dst, a plan of the same
+ * pp, tp, dp and layers. */
+void hp_plan_assign(hp_plan *dst, const hp_plan *src);
 
 /* Checks a plan against the problem (cost-model.md sections 2, 7.8, 7.12, 7.17, 7.19):
  * degrees that multiply to the device count (at most it, under a job with idle_devices),

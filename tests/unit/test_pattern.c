@@ -1,7 +1,8 @@
 /* test_pattern.c -- the pattern DP's bound against brute force: on random tiny
  * heterogeneous instances, for every configuration, the bound (exact and Lagrangian)
  * never exceeds the least time of any plan of that configuration found by enumerating
- * every placement, partition, recompute and sharding choice; and on AMP's set-up it
+ * every placement, partition, recompute and sharding choice, and the plan its best
+ * sequence decodes to is a valid plan no faster than the bound; and on AMP's set-up it
  * proves the optimum. */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,8 @@
 #include "bound_probe.h"
 #include "random_instance.h"
 
-/* The pattern bound of configuration c; exact: 1 exact count, 0 prices only. */
+/* The pattern bound of configuration c; exact: 1 exact count, 0 prices only. *plan_time:
+ * the time of the plan its best sequence decodes to (INFINITY: none; NAN: not a valid plan). */
 static double pattern_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                             int exact, double *plan_time)
 {
@@ -30,7 +32,8 @@ static double pattern_bound(const hp_problem *p, const hp_classes *cl, const hp_
     b = r.bound;
     if (r.found && hp__pattern_plan(p, &pt, &r, INFINITY, NULL, pl, &found, &d) == HP_OK && found) {
       hp_eval e = {0};
-      if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) *plan_time = e.iteration_time;
+      if (hp_plan_validate(p, pl, &d) != HP_OK) *plan_time = NAN;   /* the caller's check fails */
+      else if (hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible) *plan_time = e.iteration_time;
       hp_eval_release(&e);
     }
   }
@@ -268,6 +271,63 @@ TEST(pattern_handoff_next_to_a_full_node_shares_its_interface_among_every_replic
     CHECK_NEAR(pt.hbw[span * K + span], 100e9, 1e-6);
     CHECK_NEAR(pt.hlat[one * K + span], 10e-6, 1e-15);
   }
+  release_patterns(&cl, &pl, &pt);
+  hp_problem_destroy(&p);
+}
+
+/* The decode of a sequence whose stages span nodes of one class (pattern_decode.c,
+ * `spread`). Two nodes of 2 GPUs, pp 2 tp 1 dp 2, two layers of 20 ms (1e12 FLOP at 50
+ * TFLOPS) with a 400 MB activation between them, 10 Gbit/s between the nodes and 1600
+ * inside. Each stage on a node of its own sends both replicas' activations across (two
+ * lanes share 1.25 GB/s: 0.64 s a micro-batch); each stage on both nodes, every replica's
+ * two GPUs on one node, keeps them inside (2 ms). The DP's best sequence is the second,
+ * and its decode must be that placement: before 2026-11-27 a stage that spans nodes took
+ * whole nodes first, and the plan crossed. The decoded plan is a valid plan and equals the
+ * brute-force optimum. */
+TEST(pattern_decode_places_two_spanning_stages_of_one_class_as_a_couple)
+{
+  static const char model[] =
+    "{ \"name\": \"handoff\", \"input_bytes\": 1000, \"layers\": ["
+    "  { \"name\": \"l0\", \"params\": 1000, \"act_bytes\": 1e6, \"out_bytes\": 4e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l1\", \"params\": 1000, \"act_bytes\": 1e6, \"out_bytes\": 4, \"flops\": 1e12 } ] }";
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 8, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 1600, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"b\", \"type\": \"fast\", \"gpus\": 2, \"intra_gbps\": 1600, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 10, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(model, cluster, NULL, 8, HP_1F1B);
+  hp_classes cl;
+  hp_patterns pt;
+  hp_plan *pl;
+  hp_pat_opts o;
+  hp_pat_result r;
+  hp_diag d = {0};
+  hp_config c = { 2, 1, 2, 1 };
+  int found = 0;
+  memset(&r, 0, sizeof r);
+  CHECK(build_patterns(p, &c, &cl, &pl, &pt));
+  hp__pat_opts_init(&o);
+  CHECK(hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done && r.found);
+  if (r.found) {
+    CHECK(!pt.kind[r.kind[0]].single && !pt.kind[r.kind[1]].single);   /* both span nodes */
+    CHECK(hp__pattern_plan(p, &pt, &r, INFINITY, NULL, pl, &found, &d) == HP_OK && found);
+  }
+  if (found) {
+    hp_eval e = {0};
+    CHECK(hp_plan_validate(p, pl, &d) == HP_OK);
+    for (int q = 0; q < 2; q++) {                 /* each replica on one node, both stages */
+      int d0 = pl->dev[HP_SLOT(pl, 0, q, 0)], d1 = pl->dev[HP_SLOT(pl, 1, q, 0)];
+      CHECK(d0 / 2 == d1 / 2);
+      CHECK(d0 != d1);
+    }
+    CHECK(hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible);
+    CHECK_NEAR(e.iteration_time, ri_brute_config(p, &c), 1e-12);
+    CHECK(e.iteration_time < 0.2);                /* no 0.64 s crossing in it */
+    CHECK(r.bound <= e.iteration_time * (1 + 1e-9));
+    hp_eval_release(&e);
+  }
+  hp__pat_result_release(&r);
   release_patterns(&cl, &pl, &pt);
   hp_problem_destroy(&p);
 }
