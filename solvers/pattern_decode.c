@@ -7,12 +7,14 @@
  * only when the job's idle_devices is: the configurations of hp__configs_cert), the rest
  * go to the class fastest for the stage's layers, so the groups left idle are the slow
  * ones, and no group is taken on a node whose GPU count tp does not divide. A single-node
- * stage takes the node of its class that fits it most tightly; a
- * stage that spans nodes takes whole nodes first, so that few replica groups share a
- * node's network. A stage's groups go to replicas fastest first to the replica whose
- * pipeline time so far is largest, so that the slow groups of mixed stages fall on
- * different replicas (the bound assumes the replica with a stage's slowest slot is fast
- * elsewhere). The layer DP then splits the layers exactly for that placement. A pattern
+ * stage takes the node of its class that fits it most tightly; a stage that spans nodes
+ * takes whole nodes first, so that few replica groups share a node's network. Where some
+ * stage spans nodes of one class, a second placement spreads such stages over two nodes,
+ * two in a row of one class as a couple (place()), and the faster of the two plans is
+ * kept. A stage's groups go to replicas fastest first to the replica whose pipeline time
+ * so far is largest, so that the slow groups of mixed stages fall on different replicas
+ * (the bound assumes the replica with a stage's slowest slot is fast elsewhere). The
+ * layer DP then splits the layers exactly for each placement. A pattern
  * program's solution decodes the same way (hp_mip_decode_pattern_plan, hp_mip.h: its
  * counts are taken as they are), for the certificate and for `hetplan decode`. */
 #include <math.h>
