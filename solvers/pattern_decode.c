@@ -207,10 +207,11 @@ static void align(int s, int dp, int *slot_node, int *slot_off)
  * decodes both and keeps the faster plan. */
 static hp_err place(const hp_cluster *cl, const hp_patterns *pt, const hp_pat_result *r,
                     const int *n, int spread, int pp, int dp, int tp, int *used,
-                    int *slot_node, int *slot_off, double *load, hp_diag *d)
+                    int *slot_node, int *slot_off, double *load, int *couples, hp_diag *d)
 {
   const hp_classes *cs = pt->cls;
   int C = pt->n_cls;
+  *couples = 0;
   memset(used, 0, (size_t)cl->n_nodes * sizeof *used);
   memset(load, 0, (size_t)dp * 2 * sizeof *load);
   for (int s = 0; s < pp; s++) {
@@ -224,6 +225,7 @@ static hp_err place(const hp_cluster *cl, const hp_patterns *pt, const hp_pat_re
         for (int q2 = 0; q2 < dp; q2++) k += slot_node[(s - 1) * dp + q2] == nd;
         couple = free_groups(cl, nd, tp, used) >= k;
       }
+      *couples += couple;
       for (int q = 0; q < dp && couple; q++, r0++) {
         int nd = slot_node[(s - 1) * dp + q];
         slot_node[s * dp + r0] = nd;
@@ -324,6 +326,25 @@ static hp_err finish(const hp_problem *p, const hp_pat_result *r, const int *slo
   return err;
 }
 
+static int by_int(const void *a, const void *b)
+{
+  int x = *(const int *)a, y = *(const int *)b;
+  return (x > y) - (x < y);
+}
+
+/* Whether placement b puts as many of each stage's groups on every node as a does; a is
+ * sorted in place, b copied into tmp ([dp]) stage by stage. */
+static int same_nodes(int *a, const int *b, int *tmp, int pp, int dp)
+{
+  for (int s = 0; s < pp; s++) {
+    memcpy(tmp, b + (size_t)s * dp, (size_t)dp * sizeof *tmp);
+    qsort(a + (size_t)s * dp, (size_t)dp, sizeof *a, by_int);
+    qsort(tmp, (size_t)dp, sizeof *tmp, by_int);
+    if (memcmp(a + (size_t)s * dp, tmp, (size_t)dp * sizeof *a)) return 0;
+  }
+  return 1;
+}
+
 hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat_result *r,
                         double deadline, const volatile sig_atomic_t *stop, hp_plan *pl,
                         int *found, hp_diag *d)
@@ -333,25 +354,30 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
   int *n = hp__calloc((size_t)pp * C, sizeof *n), *used = hp__calloc((size_t)nn, sizeof *used);
   int *slot_node = hp__calloc((size_t)pp * dp, sizeof *slot_node);
   int *slot_off = hp__calloc((size_t)pp * dp, sizeof *slot_off);
+  int *node0 = hp__calloc((size_t)(pp + 1) * dp, sizeof *node0), couples;   /* and dp to sort in */
   double *load = hp__calloc((size_t)dp * 2, sizeof *load), t0, t1;
   hp_plan *alt = NULL;
   hp_err err = HP_OK;
   *found = 0;
-  if (!n || !used || !slot_node || !slot_off || !load) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  if (!n || !used || !slot_node || !slot_off || !node0 || !load) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
   if (!r->found) goto done;
   if (r->count) memcpy(n, r->count, (size_t)pp * C * sizeof *n);
   else counts(pt, r, pp, dp, n);
-  if ((err = place(cl, pt, r, n, 0, pp, dp, tp, used, slot_node, slot_off, load, d)) ||
+  if ((err = place(cl, pt, r, n, 0, pp, dp, tp, used, slot_node, slot_off, load, &couples, d)) ||
       (err = finish(p, r, slot_node, slot_off, deadline, stop, pl, found, &t0, d)))
     goto done;
   /* the spread placement too, where some stage spans nodes of one class (decoded whole
    * nodes first, such a stage may sit on one node, and two in a row never keep their
-   * hand-offs inside nodes): the faster plan */
+   * hand-offs inside nodes): the faster plan. Where it puts every stage on the same nodes,
+   * as many groups on each, and pairs no stages, it is the same plan but for which
+   * replica takes which group: not decoded again (a layer DP saved) */
   for (int s = 0; s < pp; s++) spreads += spans_one(pt, r, n, s);
   if (!spreads || dp < 2) goto done;
-  if ((err = hp_plan_copy(&alt, pl, d)) ||
-      (err = place(cl, pt, r, n, 1, pp, dp, tp, used, slot_node, slot_off, load, d)))
+  memcpy(node0, slot_node, (size_t)pp * dp * sizeof *node0);
+  if ((err = place(cl, pt, r, n, 1, pp, dp, tp, used, slot_node, slot_off, load, &couples, d)))
     goto done;
+  if (!couples && same_nodes(node0, slot_node, node0 + (size_t)pp * dp, pp, dp)) goto done;
+  if ((err = hp_plan_copy(&alt, pl, d))) goto done;
   int found1 = 0;
   if ((err = finish(p, r, slot_node, slot_off, deadline, stop, alt, &found1, &t1, d))) goto done;
   if (found1 && isfinite(t1) && (!*found || t1 < t0)) {
@@ -360,6 +386,7 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
   }
 done:
   hp_plan_destroy(&alt);
+  free(node0);
   free(n);
   free(used);
   free(slot_node);
