@@ -202,9 +202,9 @@ static void align(int s, int dp, int *slot_node, int *slot_off)
  * replica groups share a node's network. With `spread`, a stage that spans nodes of one
  * class instead takes the nodes and counts of the stage before where that stage spans the
  * same class and they have room (the two a *couple*: every replica's hand-off between them
- * stays inside a node), else half its groups from each of the two nodes with the most
- * free; its replicas keep their nodes (align). Both place every group; the caller
- * decodes both and keeps the faster plan. */
+ * stays inside a node), else half its groups (rounded up) from the node with the most
+ * free and the rest from others, the most free first; its replicas keep their nodes
+ * (align). Both place every group; the caller decodes both and keeps the faster plan. */
 static hp_err place(const hp_cluster *cl, const hp_patterns *pt, const hp_pat_result *r,
                     const int *n, int spread, int pp, int dp, int tp, int *used,
                     int *slot_node, int *slot_off, double *load, int *couples, hp_diag *d)
