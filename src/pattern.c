@@ -261,11 +261,14 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split
 
 /* The replicas of a boundary out of (or into) a single-node stage of class c whose lanes
  * must leave its node: the node holds the stage's dp groups and room for at most
- * per_node[c] - dp groups of the other stage, so at least 2 dp - per_node[c] of the
- * other stage's groups lie elsewhere (at least 1 when a replica crosses at all). */
-static int crossing_single(const hp_patterns *pt, const hp_stage_kind *k, int dp)
+ * per_node[c] - dp groups of the other stage (kind o), so at least 2 dp - per_node[c] of
+ * the other stage's groups lie elsewhere (at least 1 when a replica crosses at all); all
+ * dp where o cannot be on that node at all (no class c in it, or nodes of its own). */
+static int crossing_single(const hp_patterns *pt, const hp_stage_kind *k, const hp_stage_kind *o,
+                           int dp)
 {
-  int x = 2 * dp - pt->per_node[__builtin_ctz(k->mask)];
+  int c = __builtin_ctz(k->mask), x = 2 * dp - pt->per_node[c];
+  if (!(o->mask >> c & 1) || o->own == 1) return dp;
   return x > 1 ? x : 1;
 }
 
@@ -274,7 +277,7 @@ static int crossing_single(const hp_patterns *pt, const hp_stage_kind *k, int dp
  * nothing, 7.11), else between their classes, shared by at least the tp lanes of every
  * replica that crosses between the two nodes' interfaces: all dp tp lanes of the boundary
  * when both kinds hold their stage on one node each, and tp (2 dp - per_node) when one
- * does (crossing_single). */
+ * does (crossing_single), all dp tp where the other kind cannot be on its node. */
 /* TP groups a stage of kind k puts on a node it uses, at least: all dp when it is a
  * single-node kind, else one. */
 static int need(const hp_stage_kind *k, int dp) { return k->single ? dp : 1; }
@@ -296,8 +299,8 @@ static void handoffs(const hp_classes *cl, int dp, hp_patterns *pt)
        * the intra-node option). Each lane sees at most the link / share. */
       int cross = 1;
       if (ka->single && kb->single) cross = dp;
-      else if (ka->single) cross = crossing_single(pt, ka, dp);
-      else if (kb->single) cross = crossing_single(pt, kb, dp);
+      else if (ka->single) cross = crossing_single(pt, ka, kb, dp);
+      else if (kb->single) cross = crossing_single(pt, kb, ka, dp);
       double xbw = 0, xlat = INFINITY;
       /* a stage on nodes of its own (own 1): every lane leaves its node, a node of class x
        * holding groups_min(x) groups or more of it: H_s(n) >= groups_min(x) tp there, and
