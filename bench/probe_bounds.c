@@ -23,13 +23,18 @@ static void usage(void)
           "usage: probe_bounds --model M --cluster C --gbs N [--sharding LIST] [--cutoff S]\n"
           "                    [--share S] [--frontier N]\n"
           "                    [--config PP,TP,DP,MBS [--count auto|ranks|sides|class]\n"
-          "                                           [--descend S]]\n"
+          "                                           [--descend S [--start PLAN] [--descent-out FILE]]\n"
+          "                                           [--plan-out FILE]]\n"
           "  --cutoff S    the incumbent the search would hold (seconds; default none)\n"
           "  --share S     seconds each configuration's DP may take (default 20)\n"
           "  --frontier N  points a frontier keeps before it merges (default the DP's)\n"
           "  --config      one configuration: also its best sequence, from a run that counts\n"
           "                TP groups as --count says (three classes or more), and with\n"
           "                --descend the best plan the placement descent finds in S seconds\n"
+          "  --start P     the descent also starts from plan file P (of that configuration)\n"
+          "  --descent-out F  write the descent's best plan to F\n"
+          "  --plan-out F  with --config, write the plan the best sequence decodes to (a plan\n"
+          "                file, for hetplan evaluate)\n"
           "exit codes: 0 done, 1 an input or a configuration failed, 2 usage\n");
   exit(2);
 }
@@ -63,9 +68,25 @@ static void mask_text(const hp_problem *p, const hp_classes *cl, unsigned mask, 
                             p->cluster->types[cl->cls[x].type].name, x);
 }
 
+/* Writes plan `pl` of p to `path` as a plan file; says so on stderr where it cannot. */
+static void write_plan(const hp_problem *p, const hp_plan *pl, const char *path, const char *solver)
+{
+  hp_eval e;
+  hp_diag d = {0};
+  char *text = NULL;
+  FILE *f = NULL;
+  memset(&e, 0, sizeof e);
+  int bad = hp_evaluate(p, pl, &e, &d) != HP_OK ||
+            hp_plan_to_json(p, pl, &e, NULL, solver, NULL, &text, &d) != HP_OK || !(f = fopen(path, "w"));
+  if (f) bad |= (fputs(text, f) < 0) | (fclose(f) != 0);
+  if (bad) fprintf(stderr, "probe_bounds: cannot write %s%s%s\n", path, d.msg[0] ? ": " : "", d.msg);
+  free(text);
+  hp_eval_release(&e);
+}
+
 /* The pattern DP's best sequence for configuration c (its own run, with the cutoff). */
 static void sequence(const hp_problem *p, const hp_classes *cl, const hp_config *c, double cutoff,
-                     double share, int count, int frontier)
+                     double share, int count, int frontier, const char *plan_out)
 {
   hp_plan *pl = NULL, *dec = NULL;
   hp_patterns pt;
@@ -121,6 +142,7 @@ static void sequence(const hp_problem *p, const hp_classes *cl, const hp_config 
       printf("  decoded plan: %.6f s (pipeline %.6f, sync %.6f, step %.6f)%s\n", e.iteration_time,
              e.pipeline_time, e.sync_time, e.step_time, e.feasible ? "" : ", does not fit");
     hp_eval_release(&e);
+    if (plan_out) write_plan(p, dec, plan_out, "pattern-decode");
   }
 end:
   hp_plan_destroy(&dec);
@@ -131,7 +153,9 @@ end:
 
 int main(int argc, char **argv)
 {
-  const char *model = NULL, *cluster = NULL, *sharding = NULL, *only = NULL;
+  const char *model = NULL, *cluster = NULL, *sharding = NULL, *only = NULL, *plan_out = NULL;
+  const char *start = NULL, *descent_out = NULL;
+  hp_plan *start_plan = NULL;
   double cutoff = INFINITY, share = 20, descend = 0;
   int count = HP_PAT_COUNT_AUTO, counted = 0, frontier = 0, one[4] = {0}, failed = 0;
   long gbs = 0;
@@ -155,6 +179,9 @@ int main(int argc, char **argv)
     else if (!strcmp(a, "--share")) share = number(v, 0);
     else if (!strcmp(a, "--descend")) descend = number(v, 0);
     else if (!strcmp(a, "--frontier")) frontier = (int)number(v, 0);
+    else if (!strcmp(a, "--plan-out")) plan_out = v;
+    else if (!strcmp(a, "--start")) start = v;
+    else if (!strcmp(a, "--descent-out")) descent_out = v;
     else if (!strcmp(a, "--config")) {
       char tail;
       only = v;
@@ -170,7 +197,8 @@ int main(int argc, char **argv)
     i++;
   }
   if (!model || !cluster || gbs <= 0 || !(share > 0)) usage();
-  if (!only && (counted || descend > 0)) usage();   /* they belong to --config */
+  if (!only && (counted || descend > 0 || plan_out)) usage();
+  if ((start || descent_out) && !(descend > 0)) usage();   /* they belong to --config */
   job.gbs = gbs;
   job.schedule = HP_1F1B;
   if (sharding) {
@@ -193,13 +221,20 @@ int main(int argc, char **argv)
     hp_problem_destroy(&p);
     return 1;
   }
+  if (start && hp_plan_load(start, p, &start_plan, &d)) {
+    fprintf(stderr, "probe_bounds: %s\n", d.msg);
+    hp_problem_destroy(&p);
+    return 1;
+  }
   if (hp_classes_build(p, HP_PATTERN_SEARCH_CLASSES, &cl, &d)) {
     fprintf(stderr, "probe_bounds: %s\n", d.msg);
+    hp_plan_destroy(&start_plan);
     hp_problem_destroy(&p);
     return 1;
   }
   if ((n = hp__configs_cert(p, &cfg)) < 0) {
     fprintf(stderr, "probe_bounds: out of memory\n");
+    hp_plan_destroy(&start_plan);
     hp_classes_release(&cl);
     hp_problem_destroy(&p);
     return 1;
@@ -236,18 +271,19 @@ int main(int argc, char **argv)
     fflush(stdout);
     hp_result_release(&out);
     if (only) {
-      sequence(p, &cl, &cfg[i], cutoff, share, count, frontier);
+      sequence(p, &cl, &cfg[i], cutoff, share, count, frontier, plan_out);
       if (descend > 0) {
         hp_result best;
         long evals = 0;
         hp_result_init(&best);
         d.msg[0] = '\0';
         t0 = hp__now();
-        if (hp__descend_config(p, &cfg[i], NULL, &lim, t0 + descend, &best, &evals, &d) == HP_OK &&
-            best.plan)
+        if (hp__descend_config(p, &cfg[i], start_plan, &lim, t0 + descend, &best, &evals, &d) == HP_OK &&
+            best.plan) {
           printf("  placement descent: %.6f s (%ld layer DPs, %.1f s)\n", best.objective, evals,
                  hp__now() - t0);
-        else
+          if (descent_out) write_plan(p, best.plan, descent_out, "placement-descent");
+        } else
           printf("  placement descent: no plan%s%s\n", d.msg[0] ? ": " : "", d.msg);
         hp_result_release(&best);
       }
@@ -256,6 +292,7 @@ int main(int argc, char **argv)
   if (only && !shown)
     fprintf(stderr, "probe_bounds: %s is not a configuration of this problem\n", only);
   free(cfg);
+  hp_plan_destroy(&start_plan);
   hp_classes_release(&cl);
   hp_problem_destroy(&p);
   return (only && !shown) || failed ? 1 : 0;

@@ -10,9 +10,11 @@
  * stage takes the node of its class that fits it most tightly; a stage that spans nodes
  * takes whole nodes first, so that few replica groups share a node's network. Where some
  * stage spans nodes of one class, a second placement spreads such stages over two nodes,
- * two in a row of one class as a couple (place()), and the faster of the two plans is
- * kept. A stage's groups go to replicas fastest first to the replica whose pipeline time
- * so far is largest, so that the slow groups of mixed stages fall on different replicas
+ * two in a row of one class as a couple (place()); where some stage is of one class, a
+ * third has each replica follow its own groups from stage to stage (follow()), so that
+ * the replicas of a run of stages on a few nodes take turns to cross between them; the
+ * fastest of the plans is kept. A stage's groups go to replicas fastest first to the
+ * replica whose pipeline time so far is largest, so that the slow groups of mixed stages fall on different replicas
  * (the bound assumes the replica with a stage's slowest slot is fast elsewhere). The
  * layer DP then splits the layers exactly for each placement. A pattern
  * program's solution decodes the same way (hp_mip_decode_pattern_plan, hp_mip.h: its
@@ -197,14 +199,87 @@ static void align(int s, int dp, int *slot_node, int *slot_off)
   }
 }
 
+/* Stage s's groups, all dp of class c, each replica following its own group of stage
+ * s - 1 (the `follow` placement), the replicas that crossed between nodes into stage s - 1
+ * first (so that a replica crosses at one boundary of a stage, not both, where it can): a
+ * single-node stage on the node with room for dp groups where most replicas' groups of
+ * stage s - 1 lie (ties: more of those that crossed in, then the tightest fit); a stage
+ * that spans nodes puts each replica on the node of its group of stage s - 1 while it has
+ * room and holds at most half the stage's groups (rounded up: the stage still spans
+ * nodes), the rest on nodes the stage does not use yet first, the most free first (so
+ * that two replicas that cross share no interface while a node is free). On three nodes
+ * of four groups, dp 2, the pattern DP's run "spanning, one node, spanning, one node,
+ * spanning" so has one replica cross at each boundary, the two in turn. 0 if the class
+ * has too few free groups. */
+static int follow(const hp_cluster *cl, const hp_node_class *nc, int single, int s, int dp,
+                  int tp, int *used, int *slot_node, int *slot_off)
+{
+  int base = s * dp, prev = base - dp, in_x[64] = {0};
+  if (dp > 64) return 0;
+  for (int q = 0; q < dp && s > 1; q++)         /* crossed into stage s - 1 */
+    in_x[q] = slot_node[prev - dp + q] != slot_node[prev + q];
+  if (single) {
+    int best = -1, best_on = -1;
+    for (int i = 0; i < nc->n_nodes; i++) {
+      int nd = nc->nodes[i], fr = free_groups(cl, nd, tp, used), on = 0;
+      if (fr < dp) continue;
+      /* most replicas staying, those that crossed in before first (a replica crosses at
+       * most one of its stage's boundaries where it can) */
+      for (int q = 0; q < dp && s > 0; q++) on += slot_node[prev + q] == nd ? dp + in_x[q] : 0;
+      if (best < 0 || on > best_on || (on == best_on && fr < free_groups(cl, best, tp, used))) {
+        best = nd;
+        best_on = on;
+      }
+    }
+    if (best >= 0) {
+      for (int q = 0; q < dp; q++) {
+        slot_node[base + q] = best;
+        slot_off[base + q] = used[best]++;
+      }
+      return 1;
+    }
+  }
+  int placed[64] = {0}, stage_on[64], n_on = 0, cap = (dp + 1) / 2;
+  for (int k = 0; k < 2 * dp && s > 0; k++) {  /* where it was, while there is room: */
+    int q = k % dp, nd = slot_node[prev + q], in = 0, here = 0;
+    if (placed[q] || (k < dp) != in_x[q]) continue;   /* those that crossed in first */
+    for (int i = 0; i < nc->n_nodes; i++) in |= nc->nodes[i] == nd;
+    for (int j = 0; j < n_on; j++) here += stage_on[j] == nd;
+    if (!in || free_groups(cl, nd, tp, used) <= 0 || here >= cap) continue;
+    slot_node[base + q] = nd;
+    slot_off[base + q] = used[nd]++;
+    placed[q] = 1;
+    stage_on[n_on++] = nd;
+  }
+  for (int q = 0; q < dp; q++) {               /* the rest: a fresh node first, most free */
+    if (placed[q]) continue;
+    int best = -1, best_fresh = 0;
+    for (int i = 0; i < nc->n_nodes; i++) {
+      int nd = nc->nodes[i], fr = free_groups(cl, nd, tp, used), fresh = 1;
+      if (fr <= 0) continue;
+      for (int j = 0; j < n_on; j++) fresh &= stage_on[j] != nd;
+      if (best < 0 || fresh > best_fresh || (fresh == best_fresh && fr > free_groups(cl, best, tp, used))) {
+        best = nd;
+        best_fresh = fresh;
+      }
+    }
+    if (best < 0) return 0;
+    slot_node[base + q] = best;
+    slot_off[base + q] = used[best]++;
+    stage_on[n_on++] = best;
+  }
+  return 1;
+}
+
 /* The nodes of stage s's groups for the counts n: a single-node stage on the node of its
  * class that fits it most tightly; else whole nodes first, the most free, so that few
- * replica groups share a node's network. With `spread`, a stage that spans nodes of one
+ * replica groups share a node's network. With `spread` 2, a stage of one class follows
+ * (follow()), the others as without. With `spread` 1, a stage that spans nodes of one
  * class instead takes the nodes and counts of the stage before where that stage spans the
  * same class and they have room (the two a *couple*: every replica's hand-off between them
  * stays inside a node), else half its groups (rounded up) from the node with the most
  * free and the rest from others, the most free first; its replicas keep their nodes
- * (align). Both place every group; the caller decodes both and keeps the faster plan. */
+ * (align). All place every group; the caller decodes each and keeps the fastest plan. */
 static hp_err place(const hp_cluster *cl, const hp_patterns *pt, const hp_pat_result *r,
                     const int *n, int spread, int pp, int dp, int tp, int *used,
                     int *slot_node, int *slot_off, double *load, int *couples, hp_diag *d)
@@ -217,7 +292,19 @@ static hp_err place(const hp_cluster *cl, const hp_patterns *pt, const hp_pat_re
   for (int s = 0; s < pp; s++) {
     int r0 = 0, classes = 0, couple = 0;
     for (int c = 0; c < C; c++) classes += n[s * C + c] > 0;
-    if (spread && s > 0 && spans_one(pt, r, n, s) && spans_one(pt, r, n, s - 1) &&
+    if (spread == 2 && classes == 1) {              /* follow: each replica its own way */
+      int c = 0;
+      while (n[s * C + c] == 0) c++;
+      if (!follow(cl, &cs->cls[c], pt->kind[r->kind[s]].single, s, dp, tp, used, slot_node, slot_off))
+        return hp_fail(d, HP_INTERNAL, "pattern decode: class %d has too few groups", c);
+      double t = stage_time(pt, r, s, c);      /* the loads balance() reads */
+      for (int q = 0; q < dp; q++) {
+        if (t > load[2 * q]) load[2 * q] = t;
+        load[2 * q + 1] += t;
+      }
+      continue;
+    }
+    if (spread == 1 && s > 0 && spans_one(pt, r, n, s) && spans_one(pt, r, n, s - 1) &&
         memcmp(&n[s * C], &n[(s - 1) * C], (size_t)C * sizeof *n) == 0) {
       couple = 1;                               /* the nodes of the stage before, if room */
       for (int q = 0; q < dp && couple; q++) {
@@ -271,7 +358,7 @@ static hp_err place(const hp_cluster *cl, const hp_patterns *pt, const hp_pat_re
     }
     if (r0 != dp) return hp_fail(d, HP_INTERNAL, "pattern decode: stage %d has %d of %d groups", s, r0, dp);
     balance(pt, r, s, dp, slot_node, slot_off, cl, cs, load);
-    if (spread && classes == 1) align(s, dp, slot_node, slot_off);
+    if (spread == 1 && classes == 1) align(s, dp, slot_node, slot_off);
   }
   return HP_OK;
 }
@@ -350,11 +437,12 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
                         int *found, hp_diag *d)
 {
   const hp_cluster *cl = p->cluster;
-  int pp = pl->pp, dp = pl->dp, tp = pl->tp, C = pt->n_cls, nn = cl->n_nodes, spreads = 0;
+  int pp = pl->pp, dp = pl->dp, tp = pl->tp, C = pt->n_cls, nn = cl->n_nodes, spreads = 0, ones = 0;
   int *n = hp__calloc((size_t)pp * C, sizeof *n), *used = hp__calloc((size_t)nn, sizeof *used);
   int *slot_node = hp__calloc((size_t)pp * dp, sizeof *slot_node);
   int *slot_off = hp__calloc((size_t)pp * dp, sizeof *slot_off);
-  int *node0 = hp__calloc((size_t)(pp + 1) * dp, sizeof *node0), couples;   /* and dp to sort in */
+  /* the first placement's nodes, a copy to sort and dp to sort in (same_nodes) */
+  int *node0 = hp__calloc((size_t)(2 * pp + 1) * dp, sizeof *node0), couples;
   double *load = hp__calloc((size_t)dp * 2, sizeof *load), t0, t1;
   hp_plan *alt = NULL;
   hp_err err = HP_OK;
@@ -368,21 +456,38 @@ hp_err hp__pattern_plan(const hp_problem *p, const hp_patterns *pt, const hp_pat
     goto done;
   /* the spread placement too, where some stage spans nodes of one class (decoded whole
    * nodes first, such a stage may sit on one node, and two in a row never keep their
-   * hand-offs inside nodes): the faster plan. Where it puts every stage on the same nodes,
-   * as many groups on each, and pairs no stages, it is the same plan but for which
-   * replica takes which group: not decoded again (a layer DP saved) */
-  for (int s = 0; s < pp; s++) spreads += spans_one(pt, r, n, s);
-  if (!spreads || dp < 2) goto done;
+   * hand-offs inside nodes), and the follow placement where some stage is of one class:
+   * the fastest plan. Where the spread puts every stage on the same nodes, as many groups
+   * on each, and pairs no stages, it is the same plan but for which replica takes which
+   * group: not decoded again (a layer DP saved) */
+  for (int s = 0; s < pp; s++) {
+    int classes = 0;
+    for (int c = 0; c < C; c++) classes += n[s * C + c] > 0;
+    spreads += spans_one(pt, r, n, s);
+    ones += classes == 1;
+  }
+  if (dp < 2) goto done;
   memcpy(node0, slot_node, (size_t)pp * dp * sizeof *node0);
-  if ((err = place(cl, pt, r, n, 1, pp, dp, tp, used, slot_node, slot_off, load, &couples, d)))
-    goto done;
-  if (!couples && same_nodes(node0, slot_node, node0 + (size_t)pp * dp, pp, dp)) goto done;
-  if ((err = hp_plan_copy(&alt, pl, d))) goto done;
-  int found1 = 0;
-  if ((err = finish(p, r, slot_node, slot_off, deadline, stop, alt, &found1, &t1, d))) goto done;
-  if (found1 && isfinite(t1) && (!*found || t1 < t0)) {
-    hp_plan_assign(pl, alt);
-    *found = 1;
+  for (int mode = 1; mode <= 2; mode++) {
+    int found1 = 0;
+    if (mode == 1 ? !spreads : !ones || dp > 64) continue;   /* follow() takes dp <= 64 */
+    if ((err = place(cl, pt, r, n, mode, pp, dp, tp, used, slot_node, slot_off, load, &couples, d)))
+      goto done;
+    size_t np = (size_t)pp * dp;
+    if (mode == 1 && !couples) {
+      memcpy(node0 + np, node0, np * sizeof *node0);
+      if (same_nodes(node0 + np, slot_node, node0 + 2 * np, pp, dp)) continue;
+    }
+    /* every replica's group on the node the first placement gave it: the same plan */
+    if (mode == 2 && memcmp(node0, slot_node, np * sizeof *node0) == 0) continue;
+    hp_plan_destroy(&alt);
+    if ((err = hp_plan_copy(&alt, pl, d))) goto done;
+    if ((err = finish(p, r, slot_node, slot_off, deadline, stop, alt, &found1, &t1, d))) goto done;
+    if (found1 && isfinite(t1) && (!*found || t1 < t0)) {
+      hp_plan_assign(pl, alt);
+      *found = 1;
+      t0 = t1;
+    }
   }
 done:
   hp_plan_destroy(&alt);

@@ -275,6 +275,53 @@ TEST(pattern_handoff_next_to_a_full_node_shares_its_interface_among_every_replic
   hp_problem_destroy(&p);
 }
 
+/* Two classes, two nodes of four GPUs each, 80 Gbit/s (10 GB/s) between nodes, 800
+ * inside: pp 2, tp 1, dp 2. A stage on one node of class x next to a stage of the other
+ * class: no replica's other group can be on that node, so both replicas' lanes cross its
+ * interface, 10 / 2 = 5 GB/s a lane (before 2026-11-27: one replica, 10 GB/s). Next to a
+ * stage spanning its own class, room for two more groups on the node: one replica may
+ * stay inside, one crossing alone gets 10 GB/s, and inside 100 GB/s. */
+TEST(pattern_handoff_between_a_stage_on_one_node_and_another_class_crosses_for_every_replica)
+{
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 1, \"tflops\": 100, \"efficiency\": 0.5 },"
+    "                    \"slow\": { \"mem_gib\": 1, \"tflops\": 50, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"f1\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"f2\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"s1\", \"type\": \"slow\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"s2\", \"type\": \"slow\", \"gpus\": 4, \"intra_gbps\": 800, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 80, \"inter_lat_us\": 10 }";
+  hp_problem *p = fx_problem(fx_tiny_model, cluster, NULL, 4, HP_1F1B);
+  hp_classes cl;
+  hp_patterns pt;
+  hp_plan *pl;
+  hp_config c = { 2, 1, 2, 1 };
+  CHECK(p != NULL);
+  if (!p) return;
+  CHECK(build_patterns(p, &c, &cl, &pl, &pt));
+  CHECK_INT(cl.n, 2);
+  unsigned fm = 0, sm = 0;
+  for (int x = 0; x < cl.n; x++) {
+    if (!strcmp(p->cluster->types[cl.cls[x].type].name, "fast")) fm = 1u << x;
+    else sm = 1u << x;
+  }
+  int fone = hp_patterns_find(&pt, fm, 1), fspan = hp_patterns_find(&pt, fm, 0);
+  int sone = hp_patterns_find(&pt, sm, 1), sspan = hp_patterns_find(&pt, sm, 0), K = pt.n_kind;
+  CHECK(fone >= 0 && fspan >= 0 && sone >= 0 && sspan >= 0);
+  if (fone >= 0 && fspan >= 0 && sone >= 0 && sspan >= 0) {
+    CHECK_NEAR(pt.hbw[fone * K + sspan], 5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[sspan * K + fone], 5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[sone * K + fspan], 5e9, 1e-6);
+    CHECK_NEAR(pt.hbw[fone * K + sone], 5e9, 1e-6);      /* both on one node: dp lanes */
+    CHECK_NEAR(pt.hbw[fspan * K + sspan], 10e9, 1e-6);   /* neither: r*'s own lanes */
+    CHECK_NEAR(pt.xbw[fone * K + fspan], 10e9, 1e-6);    /* its own class: one may stay */
+    CHECK_NEAR(pt.hbw[fone * K + fspan], 100e9, 1e-6);
+  }
+  release_patterns(&cl, &pl, &pt);
+  hp_problem_destroy(&p);
+}
+
 /* The decode of a sequence whose stages span nodes of one class (pattern_decode.c,
  * `spread`). Two nodes of 2 GPUs, pp 2 tp 1 dp 2, two layers of 20 ms (1e12 FLOP at 50
  * TFLOPS) with a 400 MB activation between them, 10 Gbit/s between the nodes and 1600
@@ -327,6 +374,94 @@ TEST(pattern_decode_places_two_spanning_stages_of_one_class_as_a_couple)
     CHECK(r.bound <= e.iteration_time * (1 + 1e-9));
     hp_eval_release(&e);
   }
+  hp__pat_result_release(&r);
+  release_patterns(&cl, &pl, &pt);
+  hp_problem_destroy(&p);
+}
+
+/* The follow placement (pattern_decode.c, follow()). Three nodes of 4 GPUs, pp 6 tp 1
+ * dp 2, six layers of 20 ms with a 400 MB activation after each, 10 Gbit/s between nodes,
+ * 1600 inside; the sequence spanning, one node, spanning, one node, spanning, one node
+ * (the pattern DP's run on the 48-GPU three-kind bench row, 2026-11-27). Followed, every
+ * replica keeps its node while it has room, the one that crossed into the stage before
+ * first, so at every boundary one replica crosses, alone on the interfaces, the two in
+ * turn: no stage's replica crosses twice. The placement written out below (nodes a, b,
+ * c; 12 GPUs, all used). Whole nodes first, or spread, both replicas cross together at
+ * some boundary (3.2 s against 1.6 s of hand-offs at least: 0.32 s a crossing
+ * micro-batch alone, 0.64 s two sharing). The decode must be as fast as the placement
+ * written out, and cross as it does. */
+TEST(pattern_decode_follows_each_replica_through_a_run_of_one_class)
+{
+  static const char model[] =
+    "{ \"name\": \"run\", \"input_bytes\": 1000, \"layers\": ["
+    "  { \"name\": \"l0\", \"params\": 1000, \"act_bytes\": 1e6, \"out_bytes\": 4e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l1\", \"params\": 1000, \"act_bytes\": 1e6, \"out_bytes\": 4e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l2\", \"params\": 1000, \"act_bytes\": 1e6, \"out_bytes\": 4e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l3\", \"params\": 1000, \"act_bytes\": 1e6, \"out_bytes\": 4e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l4\", \"params\": 1000, \"act_bytes\": 1e6, \"out_bytes\": 4e8, \"flops\": 1e12 },"
+    "  { \"name\": \"l5\", \"params\": 1000, \"act_bytes\": 1e6, \"out_bytes\": 4, \"flops\": 1e12 } ] }";
+  static const char cluster[] =
+    "{ \"device_types\": { \"fast\": { \"mem_gib\": 8, \"tflops\": 100, \"efficiency\": 0.5 } },"
+    "  \"nodes\": ["
+    "    { \"name\": \"a\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 1600, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"b\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 1600, \"intra_lat_us\": 2 },"
+    "    { \"name\": \"c\", \"type\": \"fast\", \"gpus\": 4, \"intra_gbps\": 1600, \"intra_lat_us\": 2 } ],"
+    "  \"inter_gbps\": 10, \"inter_lat_us\": 10 }";
+  /* the follow placement: stage s, replica q -> device (nodes a 0-3, b 4-7, c 8-11) */
+  static const int want[6][2] = { { 0, 4 }, { 1, 2 }, { 8, 3 }, { 9, 10 }, { 5, 11 }, { 6, 7 } };
+  hp_problem *p = fx_problem(model, cluster, NULL, 8, HP_1F1B);
+  hp_classes cl;
+  hp_patterns pt;
+  hp_plan *pl = NULL, *hand = NULL;
+  hp_pat_result r;
+  hp_diag d = {0};
+  hp_config c = { 6, 1, 2, 1 };
+  int found = 0, pp = 6;
+  memset(&r, 0, sizeof r);
+  CHECK(p != NULL);
+  if (!p) return;
+  CHECK(build_patterns(p, &c, &cl, &pl, &pt));
+  int one = hp_patterns_find(&pt, 1u, 1), span = -1;
+  for (int k = 0; k < pt.n_kind; k++)
+    if (pt.kind[k].mask == 1u && !pt.kind[k].single && pt.kind[k].own != 1) span = k;
+  CHECK(one >= 0 && span >= 0);
+  r.found = 1;
+  r.first = calloc((size_t)pp + 1, sizeof *r.first);
+  r.kind = calloc((size_t)pp, sizeof *r.kind);
+  r.rec = calloc((size_t)pp, 1);
+  CHECK(r.first && r.kind && r.rec);
+  if (one >= 0 && span >= 0 && r.first && r.kind && r.rec) {
+    for (int s = 0; s <= pp; s++) r.first[s] = s;
+    for (int s = 0; s < pp; s++) r.kind[s] = s % 2 ? one : span;
+    CHECK(hp__pattern_plan(p, &pt, &r, INFINITY, NULL, pl, &found, &d) == HP_OK && found);
+  }
+  if (found && hp_plan_copy(&hand, pl, &d) == HP_OK) {
+    hp_eval e = {0}, eh = {0};
+    CHECK(hp_plan_validate(p, pl, &d) == HP_OK);
+    for (int s = 0; s < pp; s++)
+      for (int q = 0; q < 2; q++) hand->dev[HP_SLOT(hand, s, q, 0)] = want[s][q];
+    CHECK(hp_plan_validate(p, hand, &d) == HP_OK);
+    for (int s = 0; s + 1 < pp; s++) {            /* one replica crosses, the two in turn */
+      int crossing = 0, who = -1;
+      for (int q = 0; q < 2; q++)
+        if (pl->dev[HP_SLOT(pl, s, q, 0)] / 4 != pl->dev[HP_SLOT(pl, s + 1, q, 0)] / 4) {
+          crossing++;
+          who = q;
+        }
+      CHECK_INT(crossing, 1);
+      if (s > 0 && crossing == 1) {
+        int before = pl->dev[HP_SLOT(pl, s - 1, who, 0)] / 4 != pl->dev[HP_SLOT(pl, s, who, 0)] / 4;
+        CHECK(!before);
+      }
+    }
+    CHECK(hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible);
+    CHECK(hp_evaluate(p, hand, &eh, &d) == HP_OK && eh.feasible);
+    CHECK_NEAR(e.iteration_time, eh.iteration_time, 1e-12);
+    hp_eval_release(&e);
+    hp_eval_release(&eh);
+  }
+  CHECK(found);
+  hp_plan_destroy(&hand);
   hp__pat_result_release(&r);
   release_patterns(&cl, &pl, &pt);
   hp_problem_destroy(&p);
