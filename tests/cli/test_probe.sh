@@ -3,7 +3,8 @@
 # `hetplan plan --solver enum`: every configuration's bound at or below the plan its
 # sequence decodes to, the least at the brute-force optimum, the cutoff marking exactly
 # the configurations whose bound reaches it, one configuration's sequence, its terms and
-# its descent, and the usage errors. Ends with "probe: N passed, N failed".
+# its descent, the plans it writes, and the usage errors. Ends with "probe: N passed, N
+# failed".
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 H=${HETPLAN:-build/hetplan}
@@ -80,6 +81,23 @@ check probe_config_classes "the classes line does not name both types" \
 check probe_descent_not_below_bound "no descent plan, or one below the configuration's bound" \
   '/^pp / { b = $10 + 0 } /placement descent: [0-9]/ { d = $3 + 0; seen = 1 } END { exit !(seen && d >= b * (1 - 1e-9)) }' "$tmp/one"
 
+# The plans it writes: the decoded plan (--plan-out) as `hetplan evaluate` scores it is the
+# "decoded plan" line's time; the descent started from it (--start) writes a plan no
+# slower (--descent-out)
+"$P" "${tiny[@]}" --config "$cfg" --plan-out "$tmp/dec.json" >"$tmp/dec.out" 2>&1
+dec=$(awk '/decoded plan:/ { print $3 }' "$tmp/dec.out")
+ev=$("$H" evaluate --plan "$tmp/dec.json" "${tiny[@]}" --json 2>/dev/null |
+     python3 -c "import json, sys; print(repr(json.load(sys.stdin)['iteration_time']))" 2>/dev/null)
+if [ -n "$dec" ] && [ -n "$ev" ] && awk -v a="$dec" -v b="$ev" 'BEGIN { d = a - b; exit !(d < 5e-7 && d > -5e-7) }'; then
+  ok probe_plan_out_is_the_decoded_plan
+else bad probe_plan_out_is_the_decoded_plan "decoded '$dec', the file evaluates to '$ev'" "$(head -3 "$tmp/dec.out")"; fi
+"$P" "${tiny[@]}" --config "$cfg" --descend 2 --start "$tmp/dec.json" --descent-out "$tmp/desc.json" >"$tmp/desc.out" 2>&1
+desc=$("$H" evaluate --plan "$tmp/desc.json" "${tiny[@]}" --json 2>/dev/null |
+       python3 -c "import json, sys; print(repr(json.load(sys.stdin)['iteration_time']))" 2>/dev/null)
+if [ -n "$desc" ] && [ -n "$ev" ] && awk -v a="$desc" -v b="$ev" 'BEGIN { exit !(a <= b * (1 + 1e-9)) }'; then
+  ok probe_descent_from_a_plan_no_slower
+else bad probe_descent_from_a_plan_no_slower "descent '$desc', its start '$ev'" "$(head -3 "$tmp/desc.out")"; fi
+
 # usage
 out=$("$P" 2>&1); rc=$?
 if [ $rc -eq 2 ] && grep -q "usage: probe_bounds" <<<"$out"; then ok probe_usage; else bad probe_usage "exit $rc" "$out"; fi
@@ -92,6 +110,11 @@ out=$("$P" "${tiny[@]}" --cutoff 0.5x 2>&1); rc=$?
 if [ $rc -eq 2 ]; then ok probe_bad_number; else bad probe_bad_number "exit $rc" "$out"; fi
 out=$("$P" "${tiny[@]}" --descend 2 2>&1); rc=$?
 if [ $rc -eq 2 ]; then ok probe_descend_needs_config; else bad probe_descend_needs_config "exit $rc" "$out"; fi
+out=$("$P" "${tiny[@]}" --config "$cfg" --start "$tmp/dec.json" 2>&1); rc=$?
+if [ $rc -eq 2 ]; then ok probe_start_needs_descend; else bad probe_start_needs_descend "exit $rc" "$out"; fi
+out=$("$P" "${tiny[@]}" --config "$cfg" --descend 1 --start "$tmp/nothing.json" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "nothing.json" <<<"$out"; then ok probe_start_unreadable
+else bad probe_start_unreadable "exit $rc" "$out"; fi
 
 echo "probe: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
