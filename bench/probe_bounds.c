@@ -23,7 +23,8 @@ static void usage(void)
           "usage: probe_bounds --model M --cluster C --gbs N [--sharding LIST] [--cutoff S]\n"
           "                    [--share S] [--frontier N]\n"
           "                    [--config PP,TP,DP,MBS [--count auto|ranks|sides|class]\n"
-          "                                           [--descend S [--start PLAN] [--descent-out FILE]]\n"
+          "                                           [--descend S [--start PLAN]\n"
+          "                                                        [--descent-out FILE]]\n"
           "                                           [--plan-out FILE]]\n"
           "  --cutoff S    the incumbent the search would hold (seconds; default none)\n"
           "  --share S     seconds each configuration's DP may take (default 20)\n"
@@ -68,8 +69,8 @@ static void mask_text(const hp_problem *p, const hp_classes *cl, unsigned mask, 
                             p->cluster->types[cl->cls[x].type].name, x);
 }
 
-/* Writes plan `pl` of p to `path` as a plan file; says so on stderr where it cannot. */
-static void write_plan(const hp_problem *p, const hp_plan *pl, const char *path, const char *solver)
+/* Writes plan `pl` of p to `path` as a plan file; 1 (said on stderr) where it cannot. */
+static int write_plan(const hp_problem *p, const hp_plan *pl, const char *path, const char *solver)
 {
   hp_eval e;
   hp_diag d = {0};
@@ -82,10 +83,12 @@ static void write_plan(const hp_problem *p, const hp_plan *pl, const char *path,
   if (bad) fprintf(stderr, "probe_bounds: cannot write %s%s%s\n", path, d.msg[0] ? ": " : "", d.msg);
   free(text);
   hp_eval_release(&e);
+  return bad;
 }
 
-/* The pattern DP's best sequence for configuration c (its own run, with the cutoff). */
-static void sequence(const hp_problem *p, const hp_classes *cl, const hp_config *c, double cutoff,
+/* The pattern DP's best sequence for configuration c (its own run, with the cutoff); 1
+ * where its decoded plan was to be written to plan_out and could not be. */
+static int sequence(const hp_problem *p, const hp_classes *cl, const hp_config *c, double cutoff,
                      double share, int count, int frontier, const char *plan_out)
 {
   hp_plan *pl = NULL, *dec = NULL;
@@ -93,14 +96,15 @@ static void sequence(const hp_problem *p, const hp_classes *cl, const hp_config 
   hp_pat_opts o;
   hp_pat_result r;
   hp_diag d = {0};
-  int found = 0;
+  int found = 0, bad = 0, wrote = 0;
   double t0 = hp__now();
   memset(&pt, 0, sizeof pt);
   memset(&r, 0, sizeof r);
   if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d)) {
     printf("  sequence: %s\n", d.msg);
     hp_plan_destroy(&pl);
-    return;
+    if (plan_out) fprintf(stderr, "probe_bounds: no plan decoded: %s not written\n", plan_out);
+    return plan_out != NULL;
   }
   printf("  classes:");
   for (int x = 0; x < pt.n_cls; x++)
@@ -142,13 +146,21 @@ static void sequence(const hp_problem *p, const hp_classes *cl, const hp_config 
       printf("  decoded plan: %.6f s (pipeline %.6f, sync %.6f, step %.6f)%s\n", e.iteration_time,
              e.pipeline_time, e.sync_time, e.step_time, e.feasible ? "" : ", does not fit");
     hp_eval_release(&e);
-    if (plan_out) write_plan(p, dec, plan_out, "pattern-decode");
+    if (plan_out) {
+      bad = write_plan(p, dec, plan_out, "pattern-decode");
+      wrote = 1;
+    }
   }
 end:
+  if (plan_out && !wrote) {
+    fprintf(stderr, "probe_bounds: no plan decoded: %s not written\n", plan_out);
+    bad = 1;
+  }
   hp_plan_destroy(&dec);
   hp__pat_result_release(&r);
   hp_patterns_release(&pt);
   hp_plan_destroy(&pl);
+  return bad;
 }
 
 int main(int argc, char **argv)
@@ -197,8 +209,8 @@ int main(int argc, char **argv)
     i++;
   }
   if (!model || !cluster || gbs <= 0 || !(share > 0)) usage();
-  if (!only && (counted || descend > 0 || plan_out)) usage();
-  if ((start || descent_out) && !(descend > 0)) usage();   /* they belong to --config */
+  if (!only && (counted || descend > 0 || plan_out)) usage();   /* they belong to --config */
+  if ((start || descent_out) && !(descend > 0)) usage();         /* and these to --descend */
   job.gbs = gbs;
   job.schedule = HP_1F1B;
   if (sharding) {
@@ -271,7 +283,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     hp_result_release(&out);
     if (only) {
-      sequence(p, &cl, &cfg[i], cutoff, share, count, frontier, plan_out);
+      failed |= sequence(p, &cl, &cfg[i], cutoff, share, count, frontier, plan_out);
       if (descend > 0) {
         hp_result best;
         long evals = 0;
@@ -282,7 +294,7 @@ int main(int argc, char **argv)
             best.plan) {
           printf("  placement descent: %.6f s (%ld layer DPs, %.1f s)\n", best.objective, evals,
                  hp__now() - t0);
-          if (descent_out) write_plan(p, best.plan, descent_out, "placement-descent");
+          if (descent_out) failed |= write_plan(p, best.plan, descent_out, "placement-descent");
         } else
           printf("  placement descent: no plan%s%s\n", d.msg[0] ? ": " : "", d.msg);
         hp_result_release(&best);

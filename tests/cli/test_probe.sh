@@ -110,6 +110,10 @@ out=$("$P" "${tiny[@]}" --cutoff 0.5x 2>&1); rc=$?
 if [ $rc -eq 2 ]; then ok probe_bad_number; else bad probe_bad_number "exit $rc" "$out"; fi
 out=$("$P" "${tiny[@]}" --descend 2 2>&1); rc=$?
 if [ $rc -eq 2 ]; then ok probe_descend_needs_config; else bad probe_descend_needs_config "exit $rc" "$out"; fi
+out=$("$P" "${tiny[@]}" --config "$cfg" --cutoff 1e-6 --plan-out "$tmp/none.json" 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "none.json not written" <<<"$out" && [ ! -e "$tmp/none.json" ]; then
+  ok probe_plan_out_without_a_plan_fails
+else bad probe_plan_out_without_a_plan_fails "exit $rc" "$out"; fi
 out=$("$P" "${tiny[@]}" --config "$cfg" --start "$tmp/dec.json" 2>&1); rc=$?
 if [ $rc -eq 2 ]; then ok probe_start_needs_descend; else bad probe_start_needs_descend "exit $rc" "$out"; fi
 out=$("$P" "${tiny[@]}" --config "$cfg" --descend 1 --start "$tmp/nothing.json" 2>&1); rc=$?
