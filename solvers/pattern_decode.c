@@ -14,8 +14,8 @@
  * third has each replica follow its own groups from stage to stage (follow()), so that
  * the replicas of a run of stages on a few nodes take turns to cross between them; the
  * fastest of the plans is kept. A stage's groups go to replicas fastest first to the
- * replica whose pipeline time so far is largest, so that the slow groups of mixed stages fall on different replicas
- * (the bound assumes the replica with a stage's slowest slot is fast elsewhere). The
+ * replica whose pipeline time so far is largest, so that the slow groups of mixed stages
+ * fall on different replicas (the bound assumes the replica with a stage's slowest slot is fast elsewhere). The
  * layer DP then splits the layers exactly for each placement. A pattern
  * program's solution decodes the same way (hp_mip_decode_pattern_plan, hp_mip.h: its
  * counts are taken as they are), for the certificate and for `hetplan decode`. */
@@ -211,9 +211,10 @@ static void align(int s, int dp, int *slot_node, int *slot_off)
  * of four groups, dp 2, the pattern DP's run "spanning, one node, spanning, one node,
  * spanning" so has one replica cross at each boundary, the two in turn. 0 if the class
  * has too few free groups. */
-static int follow(const hp_cluster *cl, const hp_node_class *nc, int single, int s, int dp,
+static int follow(const hp_cluster *cl, const hp_classes *cs, int c, int single, int s, int dp,
                   int tp, int *used, int *slot_node, int *slot_off)
 {
+  const hp_node_class *nc = &cs->cls[c];
   int base = s * dp, prev = base - dp, in_x[64] = {0};
   if (dp > 64) return 0;
   for (int q = 0; q < dp && s > 1; q++)         /* crossed into stage s - 1 */
@@ -241,11 +242,10 @@ static int follow(const hp_cluster *cl, const hp_node_class *nc, int single, int
   }
   int placed[64] = {0}, stage_on[64], n_on = 0, cap = (dp + 1) / 2;
   for (int k = 0; k < 2 * dp && s > 0; k++) {  /* where it was, while there is room: */
-    int q = k % dp, nd = slot_node[prev + q], in = 0, here = 0;
+    int q = k % dp, nd = slot_node[prev + q], here = 0;
     if (placed[q] || (k < dp) != in_x[q]) continue;   /* those that crossed in first */
-    for (int i = 0; i < nc->n_nodes; i++) in |= nc->nodes[i] == nd;
     for (int j = 0; j < n_on; j++) here += stage_on[j] == nd;
-    if (!in || free_groups(cl, nd, tp, used) <= 0 || here >= cap) continue;
+    if (cs->node_class[nd] != c || free_groups(cl, nd, tp, used) <= 0 || here >= cap) continue;
     slot_node[base + q] = nd;
     slot_off[base + q] = used[nd]++;
     placed[q] = 1;
@@ -295,7 +295,7 @@ static hp_err place(const hp_cluster *cl, const hp_patterns *pt, const hp_pat_re
     if (spread == 2 && classes == 1) {              /* follow: each replica its own way */
       int c = 0;
       while (n[s * C + c] == 0) c++;
-      if (!follow(cl, &cs->cls[c], pt->kind[r->kind[s]].single, s, dp, tp, used, slot_node, slot_off))
+      if (!follow(cl, cs, c, pt->kind[r->kind[s]].single, s, dp, tp, used, slot_node, slot_off))
         return hp_fail(d, HP_INTERNAL, "pattern decode: class %d has too few groups", c);
       double t = stage_time(pt, r, s, c);      /* the loads balance() reads */
       for (int q = 0; q < dp; q++) {
