@@ -443,6 +443,14 @@ hp_err hp__team_agree_err(const hp_team *t, hp_err err);
 int hp__team_any(const hp_team *t, int yes);
 /* The least v of the members. */
 double hp__team_min(const hp_team *t, double v);
+/* Member `rank` of `size` in a run of n items that one process takes in turn within
+ * `window` seconds, giving the first half the window (all of it where it is the only
+ * one) and each next one half of what is left: alone, every item, in the window; in a
+ * team, member 0 the first item alone, for the share one process gives it, and members 1
+ * to size - 1 the items 1, 2, ... in turn, in the other half of the window split among
+ * them (the team spends the single process's time in all, each item its share). Sets the
+ * member's items (*first, *first + *step, ... below n) and returns its window. */
+double hp__team_turns(int rank, int size, int n, double window, int *first, int *step);
 
 /* --- The search driver (search_driver.c): the one search of dp, glpk and cbc. */
 

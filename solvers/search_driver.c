@@ -404,25 +404,19 @@ static int by_bound(const void *a, const void *b)
  * incumbent's own first (its plan is the descent's given start, and a better placement of
  * the best configuration is the likeliest better plan), then least bound first (those
  * without one first), in DESCENT_SHARE of the time left (DESCENT_LIMIT of the limit at
- * most; a team's members in that window divided by their number), each half of what
- * remains (the last all of it: a descent that ends early leaves the rest to the next),
- * until DESCENT_STALL in a row lowered nothing; the q-th is member
- * q % size's (no counter: they run no collective). `early` (before the first round, three
- * classes or more): the EARLY_DESCENTS most promising by phase 1's figure instead, the
- * incumbent's own first, in EARLY_DESCENT_LIMIT of the limit. Plans merged at the end,
- * whatever happened. */
+ * most), each half of what remains (the last all of it: a descent that ends early leaves
+ * the rest to the next), until DESCENT_STALL in a row lowered nothing; in a team the first
+ * is member 0's, the others those of members 1 to size - 1 in turn (below; no counter:
+ * they run no collective). `early` (before the first round, three classes or more): the
+ * EARLY_DESCENTS most promising by phase 1's figure instead, the incumbent's own first,
+ * in EARLY_DESCENT_LIMIT of the limit. Plans merged at the end, whatever happened. */
 static hp_err descending(search *s, int early, hp_diag *d)
 {
   const hp_team *t = s->team;
   const char *was = s->phase;
   const hp_plan *inc = s->out->plan;
-  /* a team splits the single process's window among its members, who descend different
-   * configurations at once: the team does about the single process's work in 1 / size of
-   * its time. (With the whole window each, the 160-layer 140B row at 768 GPUs, where the
-   * descents lower nothing, spent 30 s of a pair's 62.5 s to its certificate in them, as
-   * one process does: 1.41x for the pair.) */
-  double end = hp__now() + fmin(DESCENT_SHARE * (s->deadline - hp__now()),
-                                (early ? EARLY_DESCENT_LIMIT : DESCENT_LIMIT) * s->budget) / t->size;
+  double window = fmin(DESCENT_SHARE * (s->deadline - hp__now()),
+                       (early ? EARLY_DESCENT_LIMIT : DESCENT_LIMIT) * s->budget), end;
   int n_open = 0;
   hp_err err = HP_OK, e2;
   for (int i = 0; i < s->n; i++) {
@@ -436,8 +430,16 @@ static hp_err descending(search *s, int early, hp_diag *d)
   if (early && n_open > EARLY_DESCENTS) n_open = EARLY_DESCENTS;
   s->phase = "placement descent";
   s->total = n_open;
-  for (int q = t->rank, stall = 0; q < n_open && !err && stall < DESCENT_STALL; q += t->size) {
-    int mine = (n_open - q + t->size - 1) / t->size;     /* this member's, this one on */
+  /* Alone: every configuration in turn, in the window. A team does the single process's
+   * work in less time, each configuration with the time one process would give it
+   * (hp__team_turns): member 0 descends the first alone, the others the rest. (With the
+   * whole window each and the configurations dealt in turn, the 160-layer 140B row at 768
+   * GPUs, where the descents lower nothing, spent 30 s of a pair's 62.5 s to its
+   * certificate in them, as one process does: 1.41x for the pair.) */
+  int first, step;
+  end = hp__now() + hp__team_turns(t->rank, t->size, n_open, window, &first, &step);
+  for (int q = first, stall = 0; q < n_open && !err && stall < DESCENT_STALL; q += step) {
+    int mine = (n_open - q + step - 1) / step;           /* this member's, this one on */
     double now = hp__now(), before = incumbent(s);
     double until = now + (end - now) / (mine > 1 ? 2 : 1);
     if (hp__stop_now(s->lim->stop, end)) break;

@@ -1,7 +1,8 @@
 /* team_agree.c -- agreements over a team (hp_team.h, search.h): where members run one item
  * together (the pattern DP shared among them, pattern_dp.c and pattern_pass.c), every
  * decision that could differ between them, an error, a stop on one's own clock, the best
- * plan time each knows, is made the same on all before it steers what they do next. */
+ * plan time each knows, is made the same on all before it steers what they do next. And
+ * the turns of a run of timed items that members take apart (hp__team_turns). */
 #include <math.h>
 
 #include "search.h"
@@ -28,4 +29,18 @@ double hp__team_min(const hp_team *t, double v)
 {
   if (several(t)) t->reduce(t->ctx, &v, 1, HP_TEAM_MIN);   /* in place */
   return v;
+}
+
+double hp__team_turns(int rank, int size, int n, double window, int *first, int *step)
+{
+  *first = 0;
+  *step = 1;
+  if (size <= 1) return window;
+  if (rank == 0) {
+    *step = n > 1 ? n : 1;
+    return n > 1 ? window / 2 : window;
+  }
+  *first = rank;
+  *step = size - 1;
+  return window / 2 / (size - 1);
 }

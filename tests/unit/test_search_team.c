@@ -3,7 +3,8 @@
  * minimum, merges that leave everything as it is); a team of one is the solo team; and
  * the search driver (solvers/search_driver.c) gives the plain result under a team handed
  * in by the caller: one of size 1, and a fake in-process team of two whose other member
- * takes no item (every claim, merge and share of the team path, the result unchanged). */
+ * takes no item (every claim, merge and share of the team path, the result unchanged); and
+ * how members take turns in a run of timed items (hp__team_turns). */
 #include <stdlib.h>
 
 #include "harness.h"
@@ -85,6 +86,42 @@ static void fake_init(fake_team *f, int size)
   memset(f, 0, sizeof *f);
   f->best = INFINITY;
   f->team = (hp_team){ 0, size, f, fake_claim, fake_best, fake_reduce, fake_gather };
+}
+
+/* The turns of a run of timed items (the placement descents): hand-computed windows, and
+ * every item taken by exactly one member, for teams of 1 to 4 and runs of 0 to 7 items. */
+TEST(team_turns_give_member_0_the_first_item_its_single_share_and_the_others_the_rest)
+{
+  int first, step;
+  CHECK(hp__team_turns(0, 1, 5, 30, &first, &step) == 30);        /* alone: all, in turn */
+  CHECK_INT(first, 0);
+  CHECK_INT(step, 1);
+  CHECK(hp__team_turns(0, 2, 5, 30, &first, &step) == 15);        /* the first alone */
+  CHECK_INT(first, 0);
+  CHECK_INT(step, 5);
+  CHECK(hp__team_turns(0, 2, 1, 30, &first, &step) == 30);        /* the only one: all */
+  CHECK(hp__team_turns(1, 2, 5, 30, &first, &step) == 15);        /* the rest, half */
+  CHECK_INT(first, 1);
+  CHECK_INT(step, 1);
+  CHECK(hp__team_turns(2, 3, 5, 30, &first, &step) == 7.5);       /* half, split by two */
+  CHECK_INT(first, 2);
+  CHECK_INT(step, 2);
+  for (int size = 1; size <= 4; size++)
+    for (int n = 0; n <= 7; n++) {
+      int taken[8] = {0};
+      double most = 0;
+      for (int r = 0; r < size; r++) {
+        double w = hp__team_turns(r, size, n, 30, &first, &step);
+        CHECK(step >= 1);
+        if (w > most) most = w;
+        for (int q = first; q < n; q += step) taken[q]++;
+      }
+      for (int q = 0; q < n; q++) CHECK_INT(taken[q], 1);
+      /* no member longer than one process; a team of several in half its time, or all of
+       * it where one item is the whole run */
+      CHECK(most <= 30);
+      if (size > 1 && n > 1) CHECK(most <= 15);
+    }
 }
 
 TEST(a_team_of_one_is_the_solo_team)
