@@ -73,9 +73,11 @@ static int load(Cbc_Model *cm, const hp_mip *m)
   return ok ? 0 : -1;
 }
 
-/* The solve in this process (what the child of hp__mip_solve_stoppable runs). */
-static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *lim,
-                         double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+/* The solve in this process (what the child of hp__mip_solve_stoppable runs), with CBC's
+ * primal heuristics or without them. */
+static hp_err solve_cbc(const hp_mip *m, const double *start, const hp_limits *lim,
+                        double seconds, double cutoff, int heuristics, hp_mip_solution *out,
+                        hp_diag *d)
 {
   Cbc_Model *cm = Cbc_newModel();
   char buf[32];
@@ -95,6 +97,7 @@ static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *
    * (CglPreProcess::postProcess) on relaxations with a cutoff, and called a feasible
    * exact MIP infeasible when rows mixed bytes ~1e9 with seconds ~1e-3 */
   Cbc_setParameter(cm, "preprocess", "off");
+  if (!heuristics) Cbc_setParameter(cm, "heuristicsOnOff", "off");
   /* One thread is CBC's serial search, "threads 0": "threads 1" is its threaded search
    * with one worker, whose hand-back CBC 2.10.8 sometimes missed until a 10-s timed wait
    * ran out (CbcThread::waitThread; seen on 64-row programs given 1.5 s: a few solves
@@ -160,14 +163,37 @@ static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *
   return HP_OK;
 }
 
+static hp_err solve_here(const hp_mip *m, const double *start, const hp_limits *lim,
+                         double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+{
+  return solve_cbc(m, start, lim, seconds, cutoff, 1, out, d);
+}
+
+static hp_err solve_here_plain(const hp_mip *m, const double *start, const hp_limits *lim,
+                               double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+{
+  return solve_cbc(m, start, lim, seconds, cutoff, 0, out, d);
+}
+
 /* A Ctrl-C must end a CBC solve at once, and CBC has no way in to stop it (its cut
  * callback is not called in the root LP or the root heuristics, where a solve spent 10 s
  * after one): with a stop flag, the solve runs in a child process that is killed when the
- * flag is set (mip_child.c), and claims nothing. */
+ * flag is set (mip_child.c), and claims nothing. A solve whose process fails inside CBC
+ * is run once more, in what is left of its time, without CBC's primal heuristics: CBC
+ * 2.10.8 (Clp 1.17.6) aborts on an assertion in ClpSimplexDual::dualColumn0 inside its
+ * RINS heuristic's small branch and bound on some programs (a 4-GPU pattern program with
+ * idle devices, found by a campaign over fresh seeds of test_certificate_idle.c: seed
+ * 970141, pp 3 tp 1 dp 1 mbs 2), which it solves with the heuristics off. */
 hp_err hp__cbc_solve_mip(const hp_mip *m, const double *start, const hp_limits *lim,
                           double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
 {
-  return hp__mip_solve_stoppable(solve_here, "cbc", m, start, lim, seconds, cutoff, out, d);
+  double t0 = hp__now(), left;
+  hp_err err = hp__mip_solve_stoppable(solve_here, "cbc", m, start, lim, seconds, cutoff, out, d);
+  if (err != HP_BACKEND || (lim->stop && *lim->stop)) return err;
+  left = seconds > 0 ? seconds - (hp__now() - t0) : seconds;
+  if (seconds > 0 && left < 0.05) return err;
+  hp_warn(d, "%s; solved again without CBC's heuristics", d && d->msg[0] ? d->msg : "cbc failed");
+  return hp__mip_solve_stoppable(solve_here_plain, "cbc", m, start, lim, left, cutoff, out, d);
 }
 
 static const hp_search_kind cbc_kind = { "CBC", hp__cbc_solve_mip };

@@ -112,8 +112,13 @@ double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *
   hp_diag d = {0};
   double v = NAN;
   *decoded = INFINITY;
+  /* a stop flag, never set, as the command line gives: the backend solves in a child
+   * process (mip_child.c), so that one failing inside it (CBC's abort, solver_cbc.c) is
+   * the solve's error, as in a search, not the end of the test */
+  static volatile sig_atomic_t never;
   hp_limits_init(&lim);
   lim.gap = 1e-9;
+  lim.stop = &never;
   memset(&pt, 0, sizeof pt);
   memset(&map, 0, sizeof map);
   if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d) ||

@@ -31,9 +31,10 @@ double bp_dp_bound_unchained(const hp_problem *p, const hp_classes *cl, const hp
 double bp_dp_bound_no_couples(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                               int *counted);
 
-/* The pattern MIP of configuration c solved by `be` to the end: its optimum (INFINITY if
- * it has no point; NAN if the backend did not finish), and in *decoded the evaluator's
- * time of the plan its solution decodes to (INFINITY if it decodes to none that fits). */
+/* The pattern MIP of configuration c solved by `be` to the end, in a child process as
+ * under the command line's stop flag: its optimum (INFINITY if it has no point; NAN if the
+ * backend did not finish or failed), and in *decoded the evaluator's time of the plan its
+ * solution decodes to (INFINITY if it decodes to none that fits). */
 double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
                       const hp_config *c, double *decoded);
 

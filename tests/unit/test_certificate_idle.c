@@ -135,6 +135,42 @@ TEST(certificate_idle_pattern_bounds_never_above_brute_force_on_160_instances)
   CHECK_INT(bad, 0);
 }
 
+/* Found by a campaign over fresh seeds (2026-11-27): on this program CBC 2.10.8 (Clp
+ * 1.17.6) aborts on an assertion in its RINS heuristic (ClpSimplexDual::dualColumn0),
+ * which ended the process that solved it. The solve runs in a child process, as under the
+ * command line, and is run again without CBC's heuristics (solver_cbc.c): it reaches
+ * GLPK's optimum, at the DP's bound. (Where CBC does not abort, as a fixed CBC would not,
+ * the same figures hold.) */
+TEST(certificate_idle_cbc_pattern_mip_where_its_heuristics_abort_reaches_glpks_optimum)
+{
+#ifdef HP_HAVE_CBC
+  hp_config c = { 3, 1, 1, 2 };
+  hp_classes cl;
+  hp_diag d = {0};
+  char what[768];
+  double dec = INFINITY, dpb, vg = NAN, vc;
+  hp_problem *p = ri_problem(970141UL, what, sizeof what);
+  ri_cert_scope(p);
+  p->job.idle_devices = 1;
+  CHECK(hp_classes_build(p, HP_PATTERN_MAX_CLASSES, &cl, &d) == HP_OK);
+  dpb = bp_dp_bound(p, &cl, &c, -1, 0, INFINITY, NULL);
+#ifdef HP_HAVE_GLPK
+  vg = bp_mip_optimum(hp__glpk_solve_mip, p, &cl, &c, &dec);
+#endif
+  vc = bp_mip_optimum(hp__cbc_solve_mip, p, &cl, &c, &dec);
+  fprintf(stderr, "  %s\n  pp 3 tp 1 dp 1 mbs 2: DP bound %.10g, pattern MIP glpk %.10g, cbc %.10g\n",
+          what, dpb, vg, vc);
+  CHECK(isfinite(vc));
+  CHECK(at_most(dpb, vc));
+  CHECK(isnan(vg) || (at_most(vg, vc) && at_most(vc, vg)));
+  CHECK(fabs(vc - 0.5288194446) < 1e-9);   /* GLPK's, as the campaign found it */
+  hp_classes_release(&cl);
+  hp_problem_destroy(&p);
+#else
+  SKIP_UNLESS(0, "this build has no CBC");
+#endif
+}
+
 TEST(certificate_idle_glpk_and_cbc_bound_brute_force_on_160_instances)
 {
   static const char *const names[2] = { "glpk", "cbc" };

@@ -1,9 +1,12 @@
 /* test_mip_stop.c -- a MIP solve that the caller asks to stop (mip_child.c): stopped before
  * it starts or while it runs, each backend returns at once and claims nothing (no point,
  * no bound, no optimality, no infeasibility); not stopped, the solve in its child process
- * gives exactly what the solve in this process gives. */
+ * gives exactly what the solve in this process gives; a solve that dies in its child
+ * process is an error that names the signal. */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -263,6 +266,36 @@ TEST(mip_solve_past_its_seconds_is_killed_and_claims_nothing)
   CHECK(took >= 0.5);
   if (took > 2.0) harness_fail(__FILE__, __LINE__, "the stand-in ran %.3f s past 0.5 s", took);
   CHECK(took <= 2.0);
+  CHECK(claims_nothing(&sol));
+  hp_mip_destroy(&m);
+}
+
+/* A backend that dies inside its solve, as CBC 2.10.8 aborts on an assertion of Clp on
+ * some programs (solver_cbc.c). */
+static hp_err dying_backend(const hp_mip *m, const double *start, const hp_limits *lim,
+                            double seconds, double cutoff, hp_mip_solution *out, hp_diag *d)
+{
+  (void)m; (void)start; (void)lim; (void)seconds; (void)cutoff; (void)out; (void)d;
+  signal(SIGABRT, SIG_DFL);
+  abort();
+}
+
+/* Under a stop flag the solve runs in a child process: one that dies there is the solve's
+ * error, naming the signal, claiming nothing, and the caller goes on. */
+TEST(mip_solve_whose_process_dies_is_a_backend_error_naming_the_signal)
+{
+  static volatile sig_atomic_t flag;
+  hp_mip *m = knapsack();
+  hp_mip_solution sol = { HP_SOL_OPTIMAL, 0, 0, NULL };
+  hp_limits lim;
+  hp_diag d = {0};
+  CHECK(m != NULL);
+  hp_limits_init(&lim);
+  flag = 0;
+  lim.stop = &flag;
+  CHECK_INT(hp__mip_solve_stoppable(dying_backend, "dying", m, NULL, &lim, 10, INFINITY, &sol, &d),
+            HP_BACKEND);
+  CHECK(strstr(d.msg, "dying: its solve ended on signal 6") != NULL);
   CHECK(claims_nothing(&sol));
   hp_mip_destroy(&m);
 }
