@@ -100,8 +100,8 @@ int bp_certify(const char *name, const hp_problem *p, double seconds, const char
   return 1;
 }
 
-double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
-                      const hp_config *c, double *decoded)
+static double mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
+                          const hp_config *c, int in_child, double *decoded)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
@@ -112,13 +112,12 @@ double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *
   hp_diag d = {0};
   double v = NAN;
   *decoded = INFINITY;
-  /* a stop flag, never set, as the command line gives: the backend solves in a child
-   * process (mip_child.c), so that one failing inside it (CBC's abort, solver_cbc.c) is
-   * the solve's error, as in a search, not the end of the test */
+  /* a stop flag, never set, as the command line gives: the solve runs in a child process
+   * (mip_child.c), where an abort inside the backend (solver_cbc.c) is the solve's error */
   static volatile sig_atomic_t never;
   hp_limits_init(&lim);
   lim.gap = 1e-9;
-  lim.stop = &never;
+  if (in_child) lim.stop = &never;
   memset(&pt, 0, sizeof pt);
   memset(&map, 0, sizeof map);
   if (hp__plan_for(p, c, &pl, &d) || hp_patterns_build(p, cl, pl, &pt, &d) ||
@@ -144,4 +143,16 @@ double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *
   hp_patterns_release(&pt);
   hp_plan_destroy(&pl);
   return v;
+}
+
+double bp_mip_optimum(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
+                      const hp_config *c, double *decoded)
+{
+  return mip_optimum(be, p, cl, c, 0, decoded);
+}
+
+double bp_mip_optimum_in_child(hp_mip_backend be, const hp_problem *p, const hp_classes *cl,
+                               const hp_config *c, double *decoded)
+{
+  return mip_optimum(be, p, cl, c, 1, decoded);
 }

@@ -137,8 +137,8 @@ TEST(certificate_idle_pattern_bounds_never_above_brute_force_on_160_instances)
 
 /* Found by a campaign over fresh seeds (2026-11-27): on this program CBC 2.10.8 (Clp
  * 1.17.6) aborts on an assertion in its RINS heuristic (ClpSimplexDual::dualColumn0),
- * which ended the process that solved it. The solve runs in a child process, as under the
- * command line, and is run again without CBC's heuristics (solver_cbc.c): it reaches
+ * which ended the process that solved it. Solved in a child process, as under the command
+ * line, it is run again without CBC's heuristics (solver_cbc.c), and reaches
  * GLPK's optimum, at the DP's bound. (Where CBC does not abort, as a fixed CBC would not,
  * the same figures hold.) */
 TEST(certificate_idle_cbc_pattern_mip_where_its_heuristics_abort_reaches_glpks_optimum)
@@ -157,7 +157,7 @@ TEST(certificate_idle_cbc_pattern_mip_where_its_heuristics_abort_reaches_glpks_o
 #ifdef HP_HAVE_GLPK
   vg = bp_mip_optimum(hp__glpk_solve_mip, p, &cl, &c, &dec);
 #endif
-  vc = bp_mip_optimum(hp__cbc_solve_mip, p, &cl, &c, &dec);
+  vc = bp_mip_optimum_in_child(hp__cbc_solve_mip, p, &cl, &c, &dec);
   fprintf(stderr, "  %s\n  pp 3 tp 1 dp 1 mbs 2: DP bound %.10g, pattern MIP glpk %.10g, cbc %.10g\n",
           what, dpb, vg, vc);
   CHECK(isfinite(vc));
