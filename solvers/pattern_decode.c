@@ -15,10 +15,10 @@
  * the replicas of a run of stages on a few nodes take turns to cross between them; the
  * fastest of the plans is kept. A stage's groups go to replicas fastest first to the
  * replica whose pipeline time so far is largest, so that the slow groups of mixed stages
- * fall on different replicas (the bound assumes the replica with a stage's slowest slot is fast elsewhere). The
- * layer DP then splits the layers exactly for each placement. A pattern
- * program's solution decodes the same way (hp_mip_decode_pattern_plan, hp_mip.h: its
- * counts are taken as they are), for the certificate and for `hetplan decode`. */
+ * fall on different replicas (the bound assumes the replica with a stage's slowest slot
+ * is fast elsewhere). The layer DP then splits the layers exactly for each placement. A
+ * pattern program's solution decodes the same way (hp_mip_decode_pattern_plan, hp_mip.h:
+ * its counts are taken as they are), for the certificate and for `hetplan decode`. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
