@@ -39,6 +39,7 @@
  * figure takes each stage's slowest replica, above the evaluator's where a stage mixes
  * device types, so a cutoff at the current time would miss swaps that improve (with it,
  * the descent above found nothing). */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,10 +300,129 @@ static hp_err stage_moves(descent *s, int *cur, double *t, double *best, int *bu
   return err;
 }
 
+/* --- Laying one node class again, every way. Where the stage moves and the swaps improve
+ * nothing, the placement may still be far from the best: the time is a maximum over
+ * periods and over reductions, so a better arrangement of one class's groups can need
+ * several swaps at once, each alone worse or no better. On the three-kind 48-GPU bench row
+ * (3 x 8 H100, 2 x 8 A100, 2 x 4 L4; GPT 1.1B, pp 12 tp 2 dp 2 mbs 1) the descent stopped at
+ * 0.772674 s with its six H100 stages in pairs on nodes; every arrangement of the twelve
+ * H100 groups over the three nodes (5775 up to the nodes' order) gives 0.747475 s, each
+ * replica's first stages on one node and its last on another (all their hand-offs but one
+ * inside a node, the reductions slower). So, for an exact node class (hp_classes: its nodes
+ * interchangeable) of two nodes or more, each holding the same number of groups, every
+ * partition of the positions its groups hold (the plan's slots, and unused groups) among
+ * its nodes is tried, up to the nodes' order and the order within a node, where there are
+ * at most DESCENT_RELAY_MAX, and the best kept where it lowers the time. */
+#define DESCENT_RELAY_MAX 8000
+#define DESCENT_RELAY_NODES 64   /* a class of more nodes is not laid again */
+
+typedef struct relay {
+  descent *s;
+  const int *cur;
+  int *cand, *bm;          /* [ng] the arrangement tried, the best one */
+  int K, G, u, n_idle;     /* nodes, groups a node, used positions, unused ones */
+  const int *pos;          /* [u + n_idle] the positions, used first */
+  const int *grp;          /* [K][G] each node's groups, by first device */
+  int *blk, *fill;         /* [u] the node of each used position, [K] the fill of each */
+  int counting;            /* 1: count the arrangements (up to cap + 1) and try none */
+  long count, cap;
+  double t, best, bt;
+  int stop;
+  hp_result *out;
+  hp_diag *d;
+} relay;
+
+static hp_err relay_visit(relay *x)
+{
+  int at[DESCENT_RELAY_NODES];
+  if (x->counting) {
+    if (++x->count > x->cap) x->stop = 1;
+    return HP_OK;
+  }
+  if ((x->stop = hp__stop_now(x->s->lim->stop, x->s->deadline))) return HP_OK;
+  memcpy(x->cand, x->cur, (size_t)x->s->ng * sizeof *x->cand);
+  for (int b = 0; b < x->K; b++) at[b] = 0;
+  for (int i = 0; i < x->u; i++) {
+    int b = x->blk[i];
+    x->cand[x->pos[i]] = x->grp[b * x->G + at[b]++];
+  }
+  for (int i = 0, b = 0; i < x->n_idle; i++) {   /* the unused positions: the rest */
+    while (at[b] == x->G) b++;
+    x->cand[x->pos[x->u + i]] = x->grp[b * x->G + at[b]++];
+  }
+  return keep_best(x->s, x->cand, x->t, x->best, &x->bt, x->bm, x->out, x->d);
+}
+
+/* Used position i and on to a node each: to one already holding some with room, or to the
+ * first empty one (each partition once, whatever the nodes' order). */
+static hp_err relay_rec(relay *x, int i, int opened)
+{
+  hp_err err = HP_OK;
+  if (i == x->u) return relay_visit(x);
+  for (int b = 0; b < opened + (opened < x->K) && !err && !x->stop; b++) {
+    if (x->fill[b] == x->G) continue;
+    x->blk[i] = b;
+    x->fill[b]++;
+    err = relay_rec(x, i + 1, b == opened ? opened + 1 : opened);
+    x->fill[b]--;
+  }
+  return err;
+}
+
+/* Node class k of cl laid again every way (above) from cur (time *t); cur and *t take the
+ * best where it improves (*improved then 1). buf: 3 ng entries of scratch. */
+static hp_err relay_class(descent *s, const hp_classes *cl, int k, int *cur, double *t,
+                          double *best, int *buf, int *stop, int *improved, hp_result *out,
+                          hp_diag *d)
+{
+  const hp_node_class *nc = &cl->cls[k];
+  int K = nc->n_nodes, ng = s->ng, *pos = buf, *grp = buf + ng, *blk = buf + 2 * ng;
+  int fill[DESCENT_RELAY_NODES] = {0}, G = -1, n = 0, u = 0;
+  hp_err err = HP_OK;
+  if (!nc->exact || K < 2 || K > DESCENT_RELAY_NODES) return HP_OK;
+  for (int b = 0; b < K; b++) {        /* each node's groups, the same number of each */
+    int m = 0;
+    for (int g = 0; g < ng; g++)
+      if (s->node[g] == nc->nodes[b]) m++;
+    if (G >= 0 && m != G) return HP_OK;
+    G = m;
+  }
+  if (G < 1) return HP_OK;
+  for (int b = 0, m = 0; b < K; b++)
+    for (int g = 0; g < ng; g++)       /* groups are listed by first device */
+      if (s->node[g] == nc->nodes[b]) grp[m++] = g;
+  for (int pass = 0; pass < 2; pass++) /* the used positions, then the unused */
+    for (int i = 0; i < ng; i++)
+      if (cl->node_class[s->node[cur[i]]] == k && (i < s->slots) == !pass) {
+        pos[n++] = i;
+        if (!pass) u++;
+      }
+  if (n != K * G || u == 0) return HP_OK;
+  relay x = { s, cur, NULL, NULL, K, G, u, n - u, pos, grp, blk, fill, 1, 0, DESCENT_RELAY_MAX,
+              *t, *best, *t * (1 - 1e-9), 0, out, d };
+  relay_rec(&x, 0, 0);                 /* count first: past the cap, nothing is tried */
+  if (x.stop) return HP_OK;
+  x.counting = 0;
+  x.cand = hp__calloc(2 * (size_t)ng + 1, sizeof *x.cand);
+  if (!x.cand) return hp_fail(d, HP_NOMEM, "out of memory");
+  x.bm = x.cand + ng;
+  err = relay_rec(&x, 0, 0);
+  if (x.stop) *stop = 1;
+  if (!err && x.bt < *t * (1 - 1e-9)) {
+    *t = x.bt;
+    if (x.bt < *best) *best = x.bt;
+    *improved = 1;
+    memcpy(cur, x.bm, (size_t)ng * sizeof *cur);
+  }
+  free(x.cand);
+  return err;
+}
+
 /* Passes of the stage moves (the best of them) and the pair swaps (first improvement) from
  * cur (time *t) until a whole pass improves nothing, the deadline or a stop; cur and *t end
  * at the last improvement. */
-static hp_err descend(descent *s, int *cur, double *t, double *best, hp_result *out, hp_diag *d)
+static hp_err descend(descent *s, const hp_classes *cl, int *cur, double *t, double *best,
+                      hp_result *out, hp_diag *d)
 {
   hp_err err = HP_OK;
   int dp = s->c->dp, stop = 0;
@@ -331,6 +451,9 @@ static hp_err descend(descent *s, int *cur, double *t, double *best, hp_result *
           cur[b] = gb;
         }
       }
+    /* where neither kind of move improves, each node class laid again every way */
+    for (int k = 0; k < cl->n && !improved && !err && !stop; k++)
+      err = relay_class(s, cl, k, cur, t, best, buf, &stop, &improved, out, d);
   }
   free(buf);
   return err;
@@ -341,6 +464,7 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
                           hp_diag *d)
 {
   descent s = { p, c, lim, deadline, 0, c->pp * c->dp, NULL, NULL, NULL, 0 };
+  hp_classes cl = {0};
   int D = p->cluster->n_devices, *st[DESCENT_STARTS] = { NULL };
   double t[DESCENT_STARTS], best = INFINITY;
   hp_err err = HP_OK;
@@ -353,6 +477,7 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
     ok &= (st[k] = hp__calloc((size_t)D + 1, sizeof *st[k])) != NULL;
   }
   if (!s.first || !s.type || !s.node || !ok) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
+  if ((err = hp_classes_build(p, INT_MAX, &cl, d))) goto done;   /* exact classes only */
   s.ng = list_groups(&s);
   if (s.ng < s.slots) goto done;      /* no placement (hp__configs_cert lists none such) */
   /* the last start: the given plan's placement, read before anything is offered (start may
@@ -367,7 +492,7 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
     if ((err = cost(&s, st[g], INFINITY, best, out, &t[g], d))) goto done;
     if (isfinite(t[g])) {
       best = t[g];
-      if ((err = descend(&s, st[g], &t[g], &best, out, d))) goto done;
+      if ((err = descend(&s, &cl, st[g], &t[g], &best, out, d))) goto done;
     }
   }
   if ((err = class_orders(&s, st, t, &best, out, d))) goto done;
@@ -376,10 +501,11 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
     for (int j = 0; j < k; j++) seen |= !memcmp(st[j], st[k], (size_t)s.ng * sizeof *st[k]);
     if (seen || !isfinite(t[k])) continue;
     if (t[k] < best) best = t[k];
-    err = descend(&s, st[k], &t[k], &best, out, d);
+    err = descend(&s, &cl, st[k], &t[k], &best, out, d);
   }
 done:
   if (evals) *evals += s.evals;
+  hp_classes_release(&cl);
   free(s.first);
   free(s.type);
   free(s.node);
