@@ -157,7 +157,8 @@ static int groups_min(const hp_classes *cl, const hp_patterns *pt, int c)
  * spanning nodes of one class that has two or more nodes; mixed, with at most dp classes.
  * A spanning kind of which some class holds two groups or more on every node is split in
  * two (hp_stage_kind.own): its nodes its own, or one of them shared. */
-static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split, hp_patterns *pt)
+static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int full, int split,
+                    hp_patterns *pt)
 {
   int C = cl->n, cap = 0, n_base;
   for (int c = 0; c < C; c++)
@@ -233,7 +234,21 @@ static hp_err kinds(const hp_problem *p, const hp_classes *cl, int dp, int split
     for (int c = 0; c < C; c++)
       if ((kd->mask >> c & 1) && hp_patterns_find(pt, 1u << c, 1) >= 0 && dp + 1 <= pt->per_node[c])
         alone = 0;
-    if (kd->own == -1 && alone) {
+    /* Full nodes (2026-11-27): where the plan uses every group (full), a node n of class c
+     * holds exactly its P groups; if every node of c holds a multiple of dp (P = gpus / tp,
+     * one GPU count in the class), a node of c holding m of the stage's groups, 0 < m < dp
+     * (the stage has a group elsewhere), holds P - m of other stages, not a multiple of dp:
+     * not single stages alone. So another stage that spans nodes or mixes classes has a
+     * group on n and one elsewhere, and R(n) >= 2 tp there, whatever the kinds allow. The
+     * stage holds a node of every class of its mask: one such class is enough. */
+    int forced = 0;
+    for (int c = 0; c < C && full && kd->own != 1; c++) {
+      const hp_node_class *nc = &cl->cls[c];
+      int g = nc->gpus_min;
+      if ((kd->mask >> c & 1) && g == nc->gpus_max && g % pt->tab.tp == 0 && (g / pt->tab.tp) % dp == 0)
+        forced = 1;
+    }
+    if ((kd->own == -1 && alone) || forced) {
       double best = 0;
       for (int a = 0; a < C; a++)
         for (int b = 0; b < C; b++) {
@@ -399,7 +414,9 @@ hp_err hp_patterns_build_split(const hp_problem *p, const hp_classes *cl, const 
       if (g % tp == 0 && g / tp > out->per_node[c]) out->per_node[c] = g / tp;
     }
   }
-  if (kinds(p, cl, shape->dp, split, out)) goto nomem;
+  long all = 0;                        /* the plan uses every group: no node has room left */
+  for (int c = 0; c < C; c++) all += out->groups[c];
+  if (kinds(p, cl, shape->dp, (long)shape->pp * shape->dp == all, split, out)) goto nomem;
   out->hbw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hbw);
   out->hlat = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->hlat);
   out->ibw = hp__calloc((size_t)out->n_kind * out->n_kind + 1, sizeof *out->ibw);
