@@ -17,7 +17,9 @@
  *   - swaps of two groups of different stages (or of a used group and an unused one,
  *     where the configuration leaves devices idle) wherever the swap lowers the time,
  *     first improvement. Swaps of two groups of one type on one node are skipped: the
- *     cost model cannot tell them apart.
+ *     cost model cannot tell them apart;
+ *   - where neither kind improves, each exact node class laid again every way (relay_class,
+ *     below), the best arrangement taken where it lowers the time.
  *
  * Why: on clusters of three kinds or more the fixed placements and the pattern DP's
  * decoded plans leave much on the table. On the 4-kind 112-GPU bench row (GPT 2.6B,
