@@ -490,7 +490,6 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
     ok &= (st[k] = hp__calloc((size_t)D + 1, sizeof *st[k])) != NULL;
   }
   if (!s.first || !s.type || !s.node || !ok) { err = hp_fail(d, HP_NOMEM, "out of memory"); goto done; }
-  if ((err = hp_classes_build(p, INT_MAX, &cl, d))) goto done;   /* exact classes only */
   s.ng = list_groups(&s);
   if (s.ng < s.slots) goto done;      /* no placement (hp__configs_cert lists none such) */
   /* the last start: the given plan's placement, read before anything is offered (start may
@@ -522,7 +521,8 @@ hp_err hp__descend_config(const hp_problem *p, const hp_config *c, const hp_plan
   int kb = -1;
   for (int k = 0; k < DESCENT_STARTS; k++)
     if (isfinite(t[k]) && (kb < 0 || t[k] < t[kb])) kb = k;
-  if (!err && kb >= 0) err = descend(&s, &cl, st[kb], &t[kb], &best, out, d);
+  if (!err && kb >= 0 && !(err = hp_classes_build(p, INT_MAX, &cl, d)))   /* exact classes */
+    err = descend(&s, &cl, st[kb], &t[kb], &best, out, d);
 done:
   if (evals) *evals += s.evals;
   hp_classes_release(&cl);

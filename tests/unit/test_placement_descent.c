@@ -376,10 +376,16 @@ static int pd_next_perm(int *a, int n)
  * there is one arrangement). Without the re-lay (its cap set to 1, 2026-11-27) the swaps and
  * stage moves end above some arrangement on 7 configurations of seeds 243, 345, 423 and
  * 587; with it, on none. */
+/* Under AddressSanitizer the layer DP runs about 25 times slower: the first 100 */
+#if defined(__SANITIZE_ADDRESS__)
+#define PD_RELAY_SEEDS 100
+#else
+#define PD_RELAY_SEEDS 600
+#endif
 TEST(placement_descent_ends_where_no_arrangement_of_a_node_class_is_faster_on_600_instances)
 {
   int bad = 0, checked = 0, perms = 0;
-  for (unsigned long seed = 1; seed <= (unsigned long)harness_count(600); seed++) {
+  for (unsigned long seed = 1; seed <= (unsigned long)harness_count(PD_RELAY_SEEDS); seed++) {
     char what[256];
     int K, n;
     hp_config *cfg = NULL;
