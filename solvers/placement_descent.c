@@ -18,8 +18,9 @@
  *     where the configuration leaves devices idle) wherever the swap lowers the time,
  *     first improvement. Swaps of two groups of one type on one node are skipped: the
  *     cost model cannot tell them apart;
- *   - where neither kind improves, each exact node class laid again every way (relay_class,
- *     below), the best arrangement taken where it lowers the time.
+ *   - from the best end of the starts, each exact node class laid again every way
+ *     (relay_class, below), the best arrangement taken where it lowers the time, and the
+ *     passes again from there.
  *
  * Why: on clusters of three kinds or more the fixed placements and the pattern DP's
  * decoded plans leave much on the table. On the 4-kind 112-GPU bench row (GPT 2.6B,
@@ -308,10 +309,10 @@ static hp_err stage_moves(descent *s, int *cur, double *t, double *best, int *bu
  * periods and over reductions, so a better arrangement of one class's groups can need
  * several swaps at once, each alone worse or no better. On the three-kind 48-GPU bench row
  * (3 x 8 H100, 2 x 8 A100, 2 x 4 L4; GPT 1.1B, pp 12 tp 2 dp 2 mbs 1) the descent stopped at
- * 0.772674 s with its six H100 stages in pairs on nodes; every arrangement of the twelve
- * H100 groups over the three nodes (5775 up to the nodes' order) gives 0.747475 s, each
- * replica's first stages on one node and its last on another (all their hand-offs but one
- * inside a node, the reductions slower). So, for an exact node class (hp_classes: its nodes
+ * 0.772674 s with its six H100 stages in pairs on nodes; the best of the 5775 arrangements
+ * of the twelve H100 groups over the three nodes (up to the nodes' order) gives 0.747475 s,
+ * each replica's first stages on one node and its last on another (all their hand-offs but
+ * one inside a node, the reductions slower). So, for an exact node class (hp_classes: its nodes
  * interchangeable) of two nodes or more, each holding the same number of groups, every
  * partition of the positions its groups hold (the plan's slots, and unused groups) among
  * its nodes is tried, up to the nodes' order and the order within a node, where there are
