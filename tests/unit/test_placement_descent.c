@@ -25,23 +25,42 @@
 #define PD_SEEDS 200
 #define PD_FIRST_SEED 3001UL
 
-/* The fixed placement (Megatron order) of c split by the layer DP: its time (INFINITY
- * where no split fits) and the plan into *out (NULL then). */
-static double fixed_start(const hp_problem *p, const hp_config *c, hp_plan **out)
+/* Plan pl split by the layer DP (in place), as the descent splits it: the evaluator's time,
+ * INFINITY where no split fits or follows the job. */
+static double split_time(const hp_problem *p, hp_plan *pl)
 {
   hp_diag d = {0};
   hp_dp_opts o;
   hp_eval e = {0};
   int found = 0;
   double obj, t = INFINITY;
-  *out = NULL;
-  if (hp__plan_fixed(p, c, 0, out, &d) != HP_OK) return NAN;
   hp__dp_opts_init(&o);
   o.modes = hp_job_modes(&p->job);
-  if (hp__dp_split(p, *out, &o, &found, &obj, NULL, &d) == HP_OK && found &&
-      hp__plan_follows_job(p, *out) && hp_evaluate(p, *out, &e, &d) == HP_OK && e.feasible)
+  if (hp__dp_split(p, pl, &o, &found, &obj, NULL, &d) == HP_OK && found &&
+      hp__plan_follows_job(p, pl) && hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible)
     t = e.iteration_time;
   hp_eval_release(&e);
+  return t;
+}
+
+/* The same for the plan file text `txt`. */
+static double pd_split_time(const hp_problem *p, const char *txt)
+{
+  hp_plan *pl = fx_plan(p, txt);
+  double t = pl ? split_time(p, pl) : INFINITY;
+  hp_plan_destroy(&pl);
+  return t;
+}
+
+/* The fixed placement (Megatron order) of c split by the layer DP: its time (INFINITY
+ * where no split fits) and the plan into *out (NULL then). */
+static double fixed_start(const hp_problem *p, const hp_config *c, hp_plan **out)
+{
+  hp_diag d = {0};
+  double t;
+  *out = NULL;
+  if (hp__plan_fixed(p, c, 0, out, &d) != HP_OK) return NAN;
+  t = split_time(p, *out);
   if (isinf(t)) hp_plan_destroy(out);
   return t;
 }
@@ -159,22 +178,14 @@ TEST(placement_descent_moves_stage_blocks_and_lays_runs_replica_by_replica)
   char *model = NULL;
   hp_diag d = {0};
   hp_problem *p;
-  hp_plan *ref;
-  hp_dp_opts o;
-  hp_eval e = {0};
   hp_limits lim;
   hp_result r;
   hp_config c = { 7, 2, 4, 1 };
-  int found = 0;
-  double obj, t_ref = INFINITY;
+  double t_ref;
   CHECK(hp_read_file("models/gpt-1.1b.json", &model, &d) == HP_OK);
   p = fx_problem(model, pd_k3_cluster, NULL, 256, HP_1F1B);
-  ref = fx_plan(p, pd_k3_plan);
-  hp__dp_opts_init(&o);
-  o.modes = hp_job_modes(&p->job);
-  CHECK(hp__dp_split(p, ref, &o, &found, &obj, NULL, &d) == HP_OK && found);
-  CHECK(hp_evaluate(p, ref, &e, &d) == HP_OK && e.feasible);
-  t_ref = e.iteration_time;
+  t_ref = pd_split_time(p, pd_k3_plan);
+  CHECK(isfinite(t_ref));
   hp_limits_init(&lim);
   hp_result_init(&r);
   CHECK(hp__descend_config(p, &c, NULL, &lim, INFINITY, &r, NULL, &d) == HP_OK);
@@ -184,8 +195,6 @@ TEST(placement_descent_moves_stage_blocks_and_lays_runs_replica_by_replica)
     CHECK(r.objective <= t_ref * (1 + PD_TOL));
   }
   hp_result_release(&r);
-  hp_eval_release(&e);
-  hp_plan_destroy(&ref);
   hp_problem_destroy(&p);
   free(model);
 }
@@ -243,25 +252,6 @@ static const char pd_k3b_ref[] =
   "  { \"layers\": [24, 24], \"devices\": [[26, 27], [38, 39]] },"
   "  { \"layers\": [25, 25], \"devices\": [[40, 41], [46, 47]] },"
   "  { \"layers\": [26, 26], \"devices\": [[6, 7], [22, 23]] } ] }";
-
-/* The evaluator's time of plan text `txt` split by the layer DP (INFINITY: none fits). */
-static double pd_split_time(const hp_problem *p, const char *txt)
-{
-  hp_plan *pl = fx_plan(p, txt);
-  hp_dp_opts o;
-  hp_eval e = {0};
-  hp_diag d = {0};
-  int found = 0;
-  double obj, t = INFINITY;
-  hp__dp_opts_init(&o);
-  o.modes = hp_job_modes(&p->job);
-  if (pl && hp__dp_split(p, pl, &o, &found, &obj, NULL, &d) == HP_OK && found &&
-      hp_evaluate(p, pl, &e, &d) == HP_OK && e.feasible)
-    t = e.iteration_time;
-  hp_eval_release(&e);
-  hp_plan_destroy(&pl);
-  return t;
-}
 
 /* Where no stage move and no swap improves, each exact node class is laid again every way
  * (up to its nodes' order). From pd_k3b_start, which neither kind of move leaves (measured
