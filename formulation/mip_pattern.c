@@ -574,6 +574,68 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     free(wn);
   }
 
+  /* The slow replica (pattern_dp.c, where the argument is): with three classes or more,
+   * every group used and some kind that mixes classes, f = sum_s (dp - the groups of the
+   * top class of stage s's kind, hp_patterns_top_class); where f < dp (slow = 1), some
+   * replica holds a group of the top class at every stage, so T >= (gas - 1) (tb(s*) +
+   * (e(s*-1) + e(s*)) / 2) + sum_s tb(s) + sum e, tb(s) the top class's time; slow = 0
+   * needs f >= dp. nb_s >= the groups of the top class, so f is no larger than the plan's;
+   * with slow = 0 the tb rows hold nothing (tb 0), and the rows below are the pipe rows'
+   * with less. The DP's slow run takes the same figures, where it counts ranks. */
+  {
+    long supply = 0;
+    int mixes = 0;
+    for (int c = 0; c < C; c++) supply += pt->groups[c];
+    for (int k = 0; k < K; k++) mixes |= !hp_patterns_one_class(pt, k);
+    if (C >= 3 && dp >= 2 && supply == (long)pp * dp && mixes) {
+      int slow = col(m, 0, 1, 1, 0, "slow"), *tb = hp__calloc((size_t)2 * pp, sizeof *tb), *nb = tb + pp;
+      if (!tb) { err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP"); goto done; }
+      for (int s = 0; s < pp; s++) {
+        nb[s] = col(m, 0, dp, 0, 0, "nb_s%d", s);
+        tb[s] = col(m, 0, INFINITY, 0, 0, "tb_s%d", s);
+        for (int c = 0; c < C; c++) {
+          int any = 0;
+          for (int k = 0; k < K; k++) any |= hp_patterns_top_class(pt, k) == c;
+          if (!any) continue;
+          /* nb_s >= n_s,c where the kind's top class is c */
+          rb_add(&r, nb[s], 1);
+          rb_add(&r, map->count[s * C + c], -1);
+          for (int k = 0; k < K; k++)
+            if (hp_patterns_top_class(pt, k) == c) rb_add(&r, map->kind[s * K + k], -dp);
+          rb_emit(m, &r, 'G', -dp, "nb_s%d_c%d", s, c);
+          /* tb_s >= class c's time where the top class is c and slow = 1 */
+          rb_add(&r, tb[s], 1);
+          add_compute(&r, tab, s, c, x, v, -1);
+          rb_add(&r, g[s], -1);
+          for (int k = 0; k < K; k++)
+            if (hp_patterns_top_class(pt, k) == c) rb_add(&r, map->kind[s * K + k], -bigc[c]);
+          rb_add(&r, slow, -bigc[c]);
+          rb_emit(m, &r, 'G', -2 * bigc[c], "tb_s%d_c%d", s, c);
+        }
+      }
+      for (int s = 0; s < pp; s++) rb_add(&r, nb[s], -1);   /* f = sum_s (dp - nb_s) >= dp (1 - slow) */
+      rb_add(&r, slow, dp);
+      rb_emit(m, &r, 'G', (double)dp - (double)dp * pp, "slowf");
+      for (int st = 0; st < pp; st++) {
+        double g1 = hp_cost_replica(tab->gas, 1, 0, 0);
+        rb_add(&r, map->base.obj_pipe, 1);
+        rb_add(&r, tb[st], -g1 - 1);
+        if (st > 0 && st + 1 < pp && pc[st] >= 0) {
+          rb_add(&r, pc[st], -g1 / 2);
+        } else {
+          if (st > 0) rb_add(&r, e[st - 1], -g1 / 2);
+          if (st + 1 < pp) rb_add(&r, e[st], -g1 / 2);
+        }
+        for (int s = 0; s < pp; s++) {
+          if (s != st) rb_add(&r, tb[s], -1);
+          if (s + 1 < pp) rb_add(&r, e[s], -1);
+        }
+        rb_emit(m, &r, 'G', 0, "pipeb_s%d", st);
+      }
+      free(tb);
+    }
+  }
+
   /* Q >= the sync bound of the stage's kind. */
   map->base.obj_sync = col(m, 0, INFINITY, 0, 1, "Q");
   /* overlapped, the reduction may hide behind the pipeline: Q = 0 is a lower bound */

@@ -93,6 +93,21 @@
  * one such stage left alone cannot be, and two consecutive that are no couple pay a
  * crossing. On a three-kind 64-GPU cluster (3 x 8 A100, 3 x 8 V100, 2 x 8 T4, GPT 1.1B,
  * gbs 256) it proves pp 8 tp 4 dp 2 optimal, where the bound was 1.93 % below.
+ * The slow replica (the count of ranks, no rank merged, every group used): a stage's top
+ * class is its kind's slowest over the whole model (its rank), and f counts the groups of
+ * the mixed stages that are not of their top class. Where f < dp, some replica holds a
+ * group of the top class at every stage (at most f replicas hold any other), so T >=
+ * T[r'] for that one replica r': every stage at its top class's time, r''s own hand-offs
+ * at every stage (its path), T >= (gas - 1) max_s c[s, r'] + sum_s (t_top(s) + e(s)), the
+ * figures of a run with t_max = t_min = t_top and no other replica's pair (slow 2). The
+ * state's counts bound f from above (slow_slots): where that is below dp, the sequence
+ * is the slow run's, else the usual run's (slow 1); the lesser of the two is a bound, and
+ * so is the plain run's: priced takes the larger, and runs the two only where the plain
+ * run's best sequence is one the slow run keeps. On the four-kind 112-GPU
+ * bench row, pp 7 tp 2 dp 8 mbs 1: the three stages
+ * mixing H100 and A100 hold 4 H100 groups of 24, so four replicas or more run A100 in all
+ * three, and the bound rises from 1.762 to 1.804 (the path with H100 at every mixed stage
+ * is no replica's). The pattern MIP takes the same rows (mip_pattern.c).
  * Idle devices (cost-model.md 2, 7.19): where the plan's pp dp groups are fewer than the
  * classes hold (`slack`: a configuration with pp tp dp < D), a plan uses at most each
  * class's groups, not all: the counted state checks the use against the supply alone,
@@ -189,6 +204,10 @@ typedef struct pdp {
    * Necessary for every count per class (res_rank), so a relaxation of it that holds
    * every threshold of ranks at once, where the sides hold one. */
   int ranked, rmix, rdim;
+  int slowok;            /* the slow replica applies (header; set by counted_ranks) */
+  int slow;              /* this run: 0 every sequence; 1 those where slow_slots >= dp; 2
+                          * those where it is below dp, figured for the slow replica */
+  int *ktop;             /* [K] each kind's top class (hp_patterns_top_class) */
   int nlev;              /* ranks: where the states of C ranks do not fit, adjacent ranks
                           * merge into one (those of the closest times first), nlev left:
                           * the same argument over the merged classes */
@@ -306,6 +325,23 @@ static int rank_code(const pdp *c, const int *v)
   return (int)code;
 }
 
+/* The slow replica (header): with p_h the stages of rank h alone and x_h the mixed ones
+ * (no rank merged, every group used), R_j = groups of rank j less dp p_j lie in mixed
+ * stages; those not of their stage's top rank lie in mixed stages of a higher rank h, at
+ * most dp - 1 in each, so f <= sum_h min((dp - 1) x_h, sum_{j<h} R_j). With `left` stages
+ * still to come, each of which may mix, and R_j only falling as they come, x_h + left
+ * bounds the final count of every later state. */
+static long slow_slots(const pdp *c, const long *p, const long *x, int left)
+{
+  long f = 0, below = 0, dp = c->dp;
+  for (int h = 0; h < c->nlev; h++) {
+    long cap = (dp - 1) * (x[h] + left);
+    if (h > 0) f += cap < below ? cap : below;
+    below += c->rgroups[h] - dp * p[h];
+  }
+  return f;
+}
+
 /* The count of ranks: state res after a stage of `kind` (s_after stages then); -1 where no
  * count per class fits. With p_h the stages of rank h alone and x_h the mixed ones (rmix;
  * else n_h = p_h + x_h, the split unknown), for every threshold j (low: ranks <= j, high:
@@ -353,6 +389,13 @@ static int res_rank(const pdp *c, int res, int kind, int s_after)
       if (!c->slack && gh > dp * (hp + left)) return -1;
       if (!c->slack && gl > dp * (A + left) + (dp - 1) * hp) return -1;
     }
+  }
+  if (c->slow) {
+    /* the slow replica (header): the usual run keeps what may reach f >= dp, the slow run
+     * what cannot (f >= the mixed stages, so none past dp - 1 of them) */
+    long f = slow_slots(c, p, x, left), X = 0;
+    for (int h = 1; h < C; h++) X += x[h];
+    if (c->slow == 1 ? f < dp : X >= dp || (left == 0 && f >= dp)) return -1;
   }
   return rank_code(c, v);
 }
@@ -558,6 +601,11 @@ static int stage_option(const pdp *c, int i, int j, int kind, int rec, double me
       if (v < lo) lo = v;
       if (v > hi) hi = v;
     }
+  if (c->slow == 2) {                  /* the slow replica's slot: its top class */
+    int x = c->ktop[kind];
+    const double *px = &c->pre[(size_t)x * (c->L + 1)], *cx = &c->ckpre[(size_t)x * (c->L + 1)];
+    lo = hi = hp_cost_recompute(px[j + 1] - px[i], cx[j + 1] - cx[i], rec);
+  }
   /* lo and hi include recompute of the checkpointable layers (7.15) */
   for (int q = 0; q < n; q++)
     o[q] = (popt){ hi + so[q].dt, lo + so[q].dt, so[q].q, so[q].u, 1 };
@@ -829,7 +877,8 @@ static hp_err run(pdp *c, long *best)
               if (isfinite(hi) && hi > emax) emax = hi;
               if (isfinite(hx) && hx > emax) emax = hx;
               if (isfinite(h) && hw > emax) emax = hw;
-              if (isfinite(h) && hw > 0 && isfinite(hx) && hw - hx > wgap) wgap = hw - hx;
+              /* (the slow run follows one replica: no other's pair) */
+              if (isfinite(h) && hw > 0 && isfinite(hx) && hw - hx > wgap && c->slow != 2) wgap = hw - hx;
               if (c->pt->xbw[kk] > obw) obw = c->pt->xbw[kk];
               if (c->pt->xbw[kk] > 0 && c->pt->xlat[kk] < olat) olat = c->pt->xlat[kk];
             }
@@ -879,7 +928,8 @@ static hp_err run(pdp *c, long *best)
                   if (s < pp - 1 && (cross || (chained && var == 0)) && isfinite(alt)) wpair = alt;
                   if (ew + eout > wpair) wpair = ew + eout;
                 }
-                if (!hp_patterns_one_class(c->pt, kp)) ew = 0;
+                if (!hp_patterns_one_class(c->pt, kp) || c->slow == 2) ew = 0;
+                if (c->slow == 2) wpair = -INFINITY;   /* r' alone: its own pairs */
                 if (bit) {                       /* entered between nodes */
                   if (isfinite(ex)) { be[0] = ex; bpair[0] = ex + eout; bbit[0] = 0; nbr = 1; }
                 } else if (chain) {
@@ -1012,7 +1062,7 @@ static hp_err setup_frontiers(pdp *c)
   return hp__team_agree_err(c->team, c->cur && c->nxt ? HP_OK : HP_NOMEM);
 }
 
-/* Records the best sequence of a run into the result. */
+/* Records the best sequence of a run into the result (its arrays of pp + 1 and pp). */
 static void record(const pdp *c, long best, hp_pat_result *r)
 {
   int s = c->pp - 1;
@@ -1029,13 +1079,13 @@ static void record(const pdp *c, long best, hp_pat_result *r)
   r->first[c->pp] = c->L;
 }
 
-/* One priced run: returns its bound (priced optimum less the price of every group),
- * cutoff if nothing is below it; *usage gets the best sequence's groups per class. */
-static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cutoff,
-                     double *bound, int *usage, int *done)
+/* One priced run: its bound (priced optimum less the price of every group; cutoff if
+ * nothing is below it), *usage the best sequence's groups per class, *best its point (-1:
+ * none). */
+static hp_err priced_run(pdp *c, const double *lambda, double cutoff, double *bound, int *usage,
+                         int *done, long *best)
 {
   double price_all = 0;
-  long best;
   hp_err err;
   c->lambda = lambda;
   c->pen_min = INFINITY;
@@ -1045,32 +1095,128 @@ static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cuto
     if (c->pen[k] < c->pen_min) c->pen_min = c->pen[k];
   }
   c->cutoff = cutoff + price_all;
-  if ((err = run(c, &best))) return err;
+  if ((err = run(c, best))) return err;
   *done = !c->stopped && !c->overflow;
   if (!*done) return HP_OK;
   /* nothing below the cutoff; or a best point of no finite time (nothing fits), whose
    * rounding allowance below would read inf - inf */
-  if (best < 0 || objective(at(c, best)) == INFINITY) {
+  if (*best < 0 || objective(at(c, *best)) == INFINITY) {
+    *best = -1;
     *bound = isfinite(cutoff) ? cutoff : INFINITY;
     return HP_OK;
   }
   /* the priced optimum less the prices: two sums that can be large and near each other
    * when prices are (a merged frontier can mislead the price search far out); less what
    * their rounding may have added, so that the difference stays a bound */
-  *bound = objective(at(c, best)) - price_all -
-           8e-16 * (c->pp + 4) * (fabs(objective(at(c, best))) + fabs(price_all));
+  *bound = objective(at(c, *best)) - price_all -
+           8e-16 * (c->pp + 4) * (fabs(objective(at(c, *best))) + fabs(price_all));
   for (int x = 0; x < c->C; x++) usage[x] = 0;
-  for (long pi = best; pi >= 0; pi = at(c, pi)->prev) {
+  for (long pi = *best; pi >= 0; pi = at(c, pi)->prev) {
     int cnt[HP_PATTERN_MAX_CLASSES];
     if (at(c, pi)->prev < 0) break;      /* the start point */
     kind_penalty(c, at(c, pi)->kind, cnt);
     for (int x = 0; x < c->C; x++) usage[x] += cnt[x];
   }
-  if (!r->found || *bound > r->kept) {   /* the sequence of the best price so far */
-    record(c, best, r);
-    r->kept = *bound;
-  }
   return HP_OK;
+}
+
+/* A run's best sequence into *t (its arrays allocated here, freed by the caller): 0, or
+ * HP_NOMEM. */
+static hp_err keep_seq(const pdp *c, long best, hp_pat_result *t)
+{
+  if (!t->first) t->first = hp__calloc((size_t)c->pp + 1, sizeof *t->first);
+  if (!t->kind) t->kind = hp__calloc((size_t)c->pp, sizeof *t->kind);
+  if (!t->rec) t->rec = hp__calloc((size_t)c->pp, sizeof *t->rec);
+  if (!t->first || !t->kind || !t->rec) return HP_NOMEM;
+  record(c, best, t);
+  return HP_OK;
+}
+
+/* A kept sequence (keep_seq) into the result, found at a price whose bound is b. */
+static void put_seq(const pdp *c, const hp_pat_result *t, double b, hp_pat_result *r)
+{
+  r->found = 1;
+  r->value = t->value;
+  memcpy(r->fig, t->fig, sizeof r->fig);
+  memcpy(r->first, t->first, ((size_t)c->pp + 1) * sizeof *r->first);
+  memcpy(r->kind, t->kind, (size_t)c->pp * sizeof *r->kind);
+  memcpy(r->rec, t->rec, (size_t)c->pp * sizeof *r->rec);
+  r->kept = b;
+}
+
+/* The slow replica's bound on f of a run's best sequence (slow_slots at its end). */
+static long seq_slots(const pdp *c, long best)
+{
+  long p[HP_PATTERN_MAX_CLASSES] = {0}, x[HP_PATTERN_MAX_CLASSES] = {0};
+  for (long pi = best; pi >= 0 && at(c, pi)->prev >= 0; pi = at(c, pi)->prev) {
+    int co = c->kco[at(c, pi)->kind];
+    if (co < c->nlev) p[co]++;
+    else x[co - c->nlev + 1]++;
+  }
+  return slow_slots(c, p, x, 0);
+}
+
+/* The bound at prices lambda, as priced_run's, and the sequence of the best price so far
+ * recorded. With the slow replica (header): where the usual run's best sequence may have
+ * a slow replica (its bound on f below dp), the slow run (those sequences, r''s figures)
+ * and the usual run over the others (with the slow run's bound as its cutoff: only what is
+ * below it matters) give another bound, the lesser of the two, and the bound is the
+ * larger of it and the first run's (both hold). Elsewhere the first run's best sequence
+ * is among the others, so the lesser of the two would be no larger: one run. */
+static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cutoff,
+                     double *bound, int *usage, int *done)
+{
+  hp_pat_result t0, t2;                /* the first run's and the slow run's sequences */
+  int use2[HP_PATTERN_MAX_CLASSES] = {0}, use1[HP_PATTERN_MAX_CLASSES] = {0};
+  double b2, b1;
+  long best, best2;
+  int slow;
+  hp_err err;
+  if ((err = priced_run(c, lambda, cutoff, bound, usage, done, &best)) || !*done) return err;
+  slow = c->slowok && c->ranked && best >= 0 && seq_slots(c, best) < c->dp;
+  if (!hp__team_any(c->team, slow)) {  /* (every member's run is the same: they agree) */
+    if (best >= 0 && (!r->found || *bound > r->kept)) {
+      record(c, best, r);
+      r->kept = *bound;
+    }
+    return HP_OK;
+  }
+  memset(&t0, 0, sizeof t0);
+  memset(&t2, 0, sizeof t2);
+  err = hp__team_agree_err(c->team, keep_seq(c, best, &t0));
+  if (!err) {
+    c->slow = 2;
+    err = priced_run(c, lambda, cutoff, &b2, use2, done, &best2);
+    if (!err && *done && best2 >= 0) err = keep_seq(c, best2, &t2);
+    err = hp__team_agree_err(c->team, err);
+  }
+  if (!err && *done) {
+    c->slow = 1;
+    err = priced_run(c, lambda, fmin(cutoff, b2), &b1, use1, done, &best);
+  }
+  c->slow = 0;
+  if (!err && !*done) {                /* cut short: the first run's bound holds */
+    *done = 1;
+    if (c->overflow) c->slowok = 0;    /* too many points: no more slow runs */
+    if (!r->found || *bound > r->kept) put_seq(c, &t0, *bound, r);
+  } else if (!err) {
+    /* the lesser of the two runs: the usual one's where it found something below */
+    int usual = best >= 0 && b1 < b2;
+    double m = usual ? b1 : b2;
+    if (m > *bound) {
+      *bound = m;
+      memcpy(usage, usual ? use1 : use2, sizeof use1);
+      if (!r->found || m > r->kept) {
+        if (usual) { record(c, best, r); r->kept = m; }
+        else if (t2.found) put_seq(c, &t2, m, r);
+      }
+    } else if (!r->found || *bound > r->kept) {
+      put_seq(c, &t0, *bound, r);
+    }
+  }
+  free(t0.first); free(t0.kind); free(t0.rec);
+  free(t2.first); free(t2.kind); free(t2.rec);
+  return err;
 }
 
 /* The states of the counted runs: (a, m) of two sides, or the vectors of rdim counts of
@@ -1352,6 +1498,12 @@ static hp_err counted_ranks(pdp *c, hp_pat_result *r, double cutoff, int *done)
       c->rbin[(size_t)n * W + k] = k == 0 || k == n ? 1 : c->rbin[(size_t)(n - 1) * W + k - 1] +
                                                            (k <= n - 1 ? c->rbin[(size_t)(n - 1) * W + k] : 0);
   c->ranked = 1;
+  /* the slow replica (header): where no rank merged, every group is used and some kind
+   * mixes ranks (ranks, one class each, in the order of the top classes) */
+  c->slowok = 0;
+  if (c->rmix && c->nlev == c->C && !c->slack && c->dp >= 2 && !c->o->no_slow)
+    for (int k = 0; k < c->K; k++)
+      if (c->kco[k] >= C) c->slowok = 1;
   R = err ? 0 : counted_states(c);
   if (!err && !(c->rdec = hp__calloc((size_t)R * D, 1))) err = HP_NOMEM;
   if ((err = hp__team_agree_err(c->team, err))) { c->ranked = 0; return err; }
@@ -1372,7 +1524,7 @@ static hp_err counted_ranks(pdp *c, hp_pat_result *r, double cutoff, int *done)
     if (d == D) break;
   }
   err = lagrange(c, r, cutoff, 1, done);
-  c->ranked = 0;
+  c->ranked = c->slowok = 0;
   return err;
 }
 
@@ -1446,6 +1598,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.pen = hp__calloc((size_t)c.K + 1, sizeof *c.pen);
   c.kside = hp__calloc((size_t)c.K + 1, sizeof *c.kside);
   c.kco = hp__calloc((size_t)c.K + 1, sizeof *c.kco);
+  c.ktop = hp__calloc((size_t)c.K + 1, sizeof *c.ktop);
   c.pre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.pre);
   c.ckpre = hp__calloc((size_t)c.C * (L + 1), sizeof *c.ckpre);
   c.modes = hp_job_modes(&p->job);
@@ -1456,7 +1609,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
   c.gpre = hp__calloc((size_t)L + 1, sizeof *c.gpre);
   c.upre = hp__calloc((size_t)L + 1, sizeof *c.upre);
   if (c.team) c.tlen = hp__calloc((size_t)c.team->size, sizeof *c.tlen);
-  if (!r->first || !r->kind || !r->rec || !c.pen || !c.kside || !c.kco || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre ||
+  if (!r->first || !r->kind || !r->rec || !c.pen || !c.kside || !c.kco || !c.ktop || !c.pre || !c.ckpre || !c.rest || !c.ppre || !c.gpre ||
       !c.upre || (c.team && !c.tlen))
     err = HP_NOMEM;
   if ((err = hp__team_agree_err(c.team, err))) goto done;
@@ -1481,6 +1634,7 @@ hp_err hp__pattern_bound(const hp_problem *p, const hp_patterns *pt, const hp_pa
       if (t > 0 && f / t > c.ratio[x]) c.ratio[x] = f / t;
     }
   }
+  for (int k = 0; k < c.K; k++) c.ktop[k] = hp_patterns_top_class(pt, k);
   for (int l = 0; l < L; l++) {
     for (int m = 0; m < HP_N_SHARD; m++)
       c.mpre[m][l + 1] = c.mpre[m][l] + hp_costs_layer_states(tab, l, m);
@@ -1642,6 +1796,7 @@ done:
   free(c.pen);
   free(c.kside);
   free(c.kco);
+  free(c.ktop);
   free(c.rdec);
   free(c.rcap);
   free(c.rbin);

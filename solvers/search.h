@@ -225,6 +225,9 @@ typedef struct hp_pat_opts {
                         * larger frontiers, which keeps them apart, will redo it); 0 all */
   int no_couples;      /* 1: the DP leaves out the couples' digits (pattern_dp.c), so that
                         * tests can measure what they add; 0 (the default): where they apply */
+  int no_slow;         /* 1: the count of ranks leaves out the slow replica (pattern_dp.c),
+                        * so that tests can measure what it adds; 0 (the default): where it
+                        * applies */
   const struct hp_team *team;   /* several members run this one DP together, each stage's
                         * targets split among them (pattern_dp.c): every member calls with
                         * the same problem and options, and all end with the same result,

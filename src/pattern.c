@@ -92,6 +92,19 @@ int hp_patterns_one_class(const hp_patterns *pt, int k)
   return m != 0 && (m & (m - 1)) == 0;
 }
 
+int hp_patterns_top_class(const hp_patterns *pt, int k)
+{
+  int top = -1;
+  double worst = -INFINITY;
+  for (int c = 0; c < pt->n_cls; c++) {
+    double t = 0;
+    if (!(pt->kind[k].mask >> c & 1u)) continue;
+    for (int l = 0; l < pt->tab.n_layers; l++) t += hp_costs_time(&pt->tab, c, l);
+    if (t >= worst) { worst = t; top = c; }
+  }
+  return top;
+}
+
 void hp_patterns_handoff_split(const hp_patterns *pt, int a, int b, int last, double *intra,
                                double *inter)
 {

@@ -107,6 +107,12 @@ double hp_patterns_handoff_worst(const hp_patterns *pt, int a, int b, int last);
 /* Whether kind k holds one class (its replicas all as slow: their worst pays). */
 int hp_patterns_one_class(const hp_patterns *pt, int k);
 
+/* The slowest class of kind k's mask over the whole model (the sum of its layer times, in
+ * layer order; of two alike, the higher index): the rank the count of ranks gives a stage
+ * of the kind where no ranks merge (pattern_dp.c), and the class of the slot that the
+ * slow replica holds there (the pattern DP and the pattern MIP). */
+int hp_patterns_top_class(const hp_patterns *pt, int k);
+
 /* Saved activations and working memory of layer l per micro-batch, the least over every
  * device type of the cluster (measured where the profile has them, else the formula:
  * hp_costs_layer_act/work). A device of any type holds at least this much, so memory

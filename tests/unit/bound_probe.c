@@ -13,9 +13,12 @@ double bp_dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c
   return bp_dp_bound_counted(p, cl, c, exact, frontier, seconds, partial, NULL);
 }
 
+/* What dp_bound's `off` leaves out: the couples, the slow replica (pattern_dp.c). */
+enum { BP_NO_COUPLES = 1, BP_NO_SLOW = 2 };
+
 static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                        int exact, int count, int frontier, double seconds, int *partial,
-                       int *counted, int *sides, int unchained, int no_couples);
+                       int *counted, int *sides, int unchained, int off);
 
 double bp_dp_bound_counted(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                            int exact, int frontier, double seconds, int *partial, int *counted)
@@ -37,12 +40,18 @@ double bp_dp_bound_unchained(const hp_problem *p, const hp_classes *cl, const hp
 double bp_dp_bound_no_couples(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                               int *counted)
 {
-  return dp_bound(p, cl, c, -1, HP_PAT_COUNT_AUTO, 0, INFINITY, NULL, counted, NULL, 0, 1);
+  return dp_bound(p, cl, c, -1, HP_PAT_COUNT_AUTO, 0, INFINITY, NULL, counted, NULL, 0, BP_NO_COUPLES);
+}
+
+double bp_dp_bound_count_no_slow(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                                 int count, int *sides)
+{
+  return dp_bound(p, cl, c, -1, count, 0, INFINITY, NULL, NULL, sides, 0, BP_NO_SLOW);
 }
 
 static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                        int exact, int count, int frontier, double seconds, int *partial,
-                       int *counted, int *sides, int unchained, int no_couples)
+                       int *counted, int *sides, int unchained, int off)
 {
   hp_plan *pl = NULL;
   hp_patterns pt;
@@ -64,7 +73,8 @@ static double dp_bound(const hp_problem *p, const hp_classes *cl, const hp_confi
   o.exact = exact;
   o.count = count;
   o.frontier = frontier;
-  o.no_couples = no_couples;
+  o.no_couples = (off & BP_NO_COUPLES) != 0;
+  o.no_slow = (off & BP_NO_SLOW) != 0;
   if (isfinite(seconds)) o.deadline = hp__now() + seconds;
   if (hp__pattern_bound(p, &pt, &o, &r, &d) == HP_OK && r.done) {
     v = r.bound;

@@ -31,6 +31,12 @@ double bp_dp_bound_unchained(const hp_problem *p, const hp_classes *cl, const hp
 double bp_dp_bound_no_couples(const hp_problem *p, const hp_classes *cl, const hp_config *c,
                               int *counted);
 
+/* bp_dp_bound_count's bound without the slow replica (hp_pat_opts.no_slow, pattern_dp.c):
+ * what the count of ranks gave before it knew that some replica may hold the slowest
+ * class of every stage. */
+double bp_dp_bound_count_no_slow(const hp_problem *p, const hp_classes *cl, const hp_config *c,
+                                 int count, int *sides);
+
 /* The pattern MIP of configuration c solved by `be` to the end, in this process: its
  * optimum (INFINITY if it has no point; NAN if the backend did not finish or failed), and
  * in *decoded the evaluator's time of the plan its solution decodes to (INFINITY if it

@@ -163,6 +163,46 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
   CHECK_INT(bad, 0);
 }
 
+/* The slow replica (pattern_dp.c): the count of ranks, forced, with the run for the
+ * sequences where some replica holds the top class of every stage, never above the least
+ * time of a configuration's plans, never below the same count without it (it keeps the
+ * larger of the two bounds), and above it on some. */
+TEST(certificate_v3_slow_replica_raises_the_count_of_ranks_never_above_brute_force)
+{
+  int bad = 0, ranked = 0, raised = 0, lowered = 0, tight = 0, tight_before = 0;
+  v3_inst v;
+  for (unsigned long seed = V3_FIRST_SEED; v3_open(&v, seed, 0); seed++) {
+    hp_problem *p = v.p;
+    CHECK(p != NULL);
+    for (int i = 0; v.cl.n >= 3 && i < v.n; i++) {
+      const hp_config *c = &v.cfg[i];
+      int sides = 0, sides0 = 0;
+      double b = bp_dp_bound_count(p, &v.cl, c, HP_PAT_COUNT_RANKS, &sides);
+      double b0 = bp_dp_bound_count_no_slow(p, &v.cl, c, HP_PAT_COUNT_RANKS, &sides0);
+      if (sides != 2 || sides0 != 2) continue;
+      double bf = ri_brute_config(p, c);
+      ranked++;
+      raised += b > b0 * (1 + V3_TOL);
+      lowered += b < b0 * (1 - V3_TOL);
+      tight += isfinite(bf) && b >= bf * (1 - V3_TOL);
+      tight_before += isfinite(bf) && b0 >= bf * (1 - V3_TOL);
+      if (isnan(b) || !at_most(b, bf, V3_TOL) || (isinf(b) && isfinite(bf))) {
+        fprintf(stderr, "  VIOLATION (slow) %s\n    pp %d tp %d dp %d mbs %d: ranks %.12g (without "
+                "the slow replica %.12g), brute force %.12g\n", v.what, c->pp, c->tp, c->dp,
+                c->mbs, b, b0, bf);
+        bad++;
+      }
+    }
+    v3_close(&v);
+  }
+  fprintf(stderr, "  %d configurations counted by rank: the slow replica raised %d, lowered %d; "
+          "at the brute-force optimum %d (%d without it)\n", ranked, raised, lowered, tight,
+          tight_before);
+  CHECK(ranked > 0 && raised > 0);
+  CHECK_INT(lowered, 0);
+  CHECK_INT(bad, 0);
+}
+
 /* The quick bound alone (hp__pattern_config with quick: what the certificate gives the
  * configurations its first round leaves unbounded) is a bound, marked partial so that the
  * second round resumes it, never above the least time of the configuration's plans; a plan
