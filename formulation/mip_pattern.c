@@ -53,6 +53,28 @@ static void add_compute(rowb *r, const hp_costs *tab, int s, int c, const int *x
   }
 }
 
+/* The terms of T >= (gas - 1) (peak(s*) + (e(s*-1) + e(s*)) / 2) + peak(s*) + sum_{s != s*}
+ * rest(s) + sum e into r (column T, stage st = s*): the pair of hand-offs is pc[st] where
+ * the middle stage has one (the chain rule below), else e on both sides. */
+static void pipe_row(rowb *r, const hp_costs *tab, int T, int st, const int *peak,
+                     const int *rest, const int *e, const int *pc)
+{
+  int pp = tab->pp;
+  double g1 = hp_cost_replica(tab->gas, 1, 0, 0);
+  rb_add(r, T, 1);
+  rb_add(r, peak[st], -g1 - 1);
+  if (st > 0 && st + 1 < pp && pc[st] >= 0) {
+    rb_add(r, pc[st], -g1 / 2);
+  } else {
+    if (st > 0) rb_add(r, e[st - 1], -g1 / 2);
+    if (st + 1 < pp) rb_add(r, e[st], -g1 / 2);
+  }
+  for (int s = 0; s < pp; s++) {
+    if (s != st) rb_add(r, rest[s], -1);
+    if (s + 1 < pp) rb_add(r, e[s], -1);
+  }
+}
+
 hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mip **out,
                             hp_mip_pmap *map, hp_diag *d)
 {
@@ -363,19 +385,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
    * 7.16), and each e here is below every replica's hand-off (shared lanes are slower). */
   map->base.obj_pipe = col(m, 0, INFINITY, 0, 1, "T");
   for (int st = 0; st < pp; st++) {
-    double g1 = hp_cost_replica(tab->gas, 1, 0, 0);
-    rb_add(&r, map->base.obj_pipe, 1);
-    rb_add(&r, tmax[st], -g1 - 1);
-    if (st > 0 && st + 1 < pp && pc[st] >= 0) {
-      rb_add(&r, pc[st], -g1 / 2);
-    } else {
-      if (st > 0) rb_add(&r, e[st - 1], -g1 / 2);
-      if (st + 1 < pp) rb_add(&r, e[st], -g1 / 2);
-    }
-    for (int s = 0; s < pp; s++) {
-      if (s != st) rb_add(&r, tmin[s], -1);
-      if (s + 1 < pp) rb_add(&r, e[s], -1);
-    }
+    pipe_row(&r, tab, map->base.obj_pipe, st, tmax, tmin, e, pc);
     rb_emit(m, &r, 'G', 0, "pipe_s%d", st);
   }
 
@@ -617,19 +627,7 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
       rb_add(&r, slow, dp);
       rb_emit(m, &r, 'G', (double)dp - (double)dp * pp, "slowf");
       for (int st = 0; st < pp; st++) {
-        double g1 = hp_cost_replica(tab->gas, 1, 0, 0);
-        rb_add(&r, map->base.obj_pipe, 1);
-        rb_add(&r, tb[st], -g1 - 1);
-        if (st > 0 && st + 1 < pp && pc[st] >= 0) {
-          rb_add(&r, pc[st], -g1 / 2);
-        } else {
-          if (st > 0) rb_add(&r, e[st - 1], -g1 / 2);
-          if (st + 1 < pp) rb_add(&r, e[st], -g1 / 2);
-        }
-        for (int s = 0; s < pp; s++) {
-          if (s != st) rb_add(&r, tb[s], -1);
-          if (s + 1 < pp) rb_add(&r, e[s], -1);
-        }
+        pipe_row(&r, tab, map->base.obj_pipe, st, tb, tb, e, pc);
         rb_emit(m, &r, 'G', 0, "pipeb_s%d", st);
       }
       free(tb);

@@ -103,7 +103,8 @@
  * state's counts bound f from above (slow_slots): where that is below dp, the sequence
  * is the slow run's, else the usual run's (slow 1); the lesser of the two is a bound, and
  * so is the plain run's: priced takes the larger, and runs the two only where the plain
- * run's best sequence is one the slow run keeps. On the four-kind 112-GPU
+ * run's best sequence is one the slow run keeps. The slow run settles each period by the
+ * next kind (P, below), r''s own outgoing hand-off. On the four-kind 112-GPU
  * bench row, pp 7 tp 2 dp 8 mbs 1: the three stages
  * mixing H100 and A100 hold 4 H100 groups of 24, so four replicas or more run A100 in all
  * three, and the bound rises from 1.762 to 1.804 (the path with H100 at every mixed stage
@@ -239,8 +240,9 @@ typedef struct pdp {
   hp_front_rule rule;    /* merge past o->frontier points (HP_PAT_FRONTIER by default) */
   int stopped, overflow;
   int defer;             /* the period waits for the next kind (P, above): in the runs that
-                          * count exactly, once each; the price search's runs, many, leave it
-                          * (Pipette's row: 1.9 times the time, its bound the same) */
+                          * count exactly, once each, and the slow runs (priced); the price
+                          * search's other runs, many, leave it (Pipette's row: 1.9 times
+                          * the time, its bound the same) */
   const hp_team *team;   /* members sharing this DP (o->team of two or more), else NULL */
   long *tlen;            /* [team size] the bytes each member sends at a stage's end */
 } pdp;
@@ -1185,8 +1187,13 @@ static hp_err priced(pdp *c, const double *lambda, hp_pat_result *r, double cuto
   memset(&t2, 0, sizeof t2);
   err = hp__team_agree_err(c->team, keep_seq(c, best, &t0));
   if (!err) {
+    /* the slow run settles each period once the next kind is known (P, above: r''s own
+     * outgoing hand-off, as the exact runs do), whatever the price search's runs do */
+    int defer = c->defer;
     c->slow = 2;
+    c->defer = 1;
     err = priced_run(c, lambda, cutoff, &b2, use2, done, &best2);
+    c->defer = defer;
     if (!err && *done && best2 >= 0) err = keep_seq(c, best2, &t2);
     err = hp__team_agree_err(c->team, err);
   }
