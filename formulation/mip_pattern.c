@@ -598,27 +598,29 @@ hp_err hp_mip_build_pattern(const hp_problem *prob, const hp_patterns *pt, hp_mi
     for (int c = 0; c < C; c++) supply += pt->groups[c];
     for (int k = 0; k < K; k++) mixes |= !hp_patterns_one_class(pt, k);
     if (C >= 3 && dp >= 2 && supply == (long)pp * dp && mixes) {
-      int slow = col(m, 0, 1, 1, 0, "slow"), *tb = hp__calloc((size_t)2 * pp, sizeof *tb), *nb = tb + pp;
+      int slow = col(m, 0, 1, 1, 0, "slow"), *tb = hp__calloc((size_t)2 * pp + K, sizeof *tb);
+      int *nb = tb + pp, *top = nb + pp;          /* top: each kind's top class */
       if (!tb) { err = hp_fail(d, HP_NOMEM, "out of memory building the pattern MIP"); goto done; }
+      for (int k = 0; k < K; k++) top[k] = hp_patterns_top_class(pt, k);
       for (int s = 0; s < pp; s++) {
         nb[s] = col(m, 0, dp, 0, 0, "nb_s%d", s);
         tb[s] = col(m, 0, INFINITY, 0, 0, "tb_s%d", s);
         for (int c = 0; c < C; c++) {
           int any = 0;
-          for (int k = 0; k < K; k++) any |= hp_patterns_top_class(pt, k) == c;
+          for (int k = 0; k < K; k++) any |= top[k] == c;
           if (!any) continue;
           /* nb_s >= n_s,c where the kind's top class is c */
           rb_add(&r, nb[s], 1);
           rb_add(&r, map->count[s * C + c], -1);
           for (int k = 0; k < K; k++)
-            if (hp_patterns_top_class(pt, k) == c) rb_add(&r, map->kind[s * K + k], -dp);
+            if (top[k] == c) rb_add(&r, map->kind[s * K + k], -dp);
           rb_emit(m, &r, 'G', -dp, "nb_s%d_c%d", s, c);
           /* tb_s >= class c's time where the top class is c and slow = 1 */
           rb_add(&r, tb[s], 1);
           add_compute(&r, tab, s, c, x, v, -1);
           rb_add(&r, g[s], -1);
           for (int k = 0; k < K; k++)
-            if (hp_patterns_top_class(pt, k) == c) rb_add(&r, map->kind[s * K + k], -bigc[c]);
+            if (top[k] == c) rb_add(&r, map->kind[s * K + k], -bigc[c]);
           rb_add(&r, slow, -bigc[c]);
           rb_emit(m, &r, 'G', -2 * bigc[c], "tb_s%d_c%d", s, c);
         }
