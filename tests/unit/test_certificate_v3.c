@@ -170,8 +170,9 @@ TEST(certificate_v3_pattern_dp_bound_never_above_brute_force_on_200_instances_of
 
 /* The slow replica (pattern_dp.c): the count of ranks, forced, with the run for the
  * sequences where some replica holds the top class of every stage, never above the least
- * time of a configuration's plans, never below the same count without it (it keeps the
- * larger of the two bounds), and above it on some. */
+ * time of a configuration's plans, and above the same count without it on some. Never
+ * below it on these instances: at each price it keeps the larger of the two bounds (the
+ * price search may then take another path; on none of these does it end lower). */
 TEST(certificate_v3_slow_replica_raises_the_count_of_ranks_never_above_brute_force)
 {
   int bad = 0, ranked = 0, raised = 0, lowered = 0, tight = 0, tight_before = 0;
