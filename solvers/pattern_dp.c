@@ -1122,13 +1122,13 @@ static hp_err priced_run(pdp *c, const double *lambda, double cutoff, double *bo
   return HP_OK;
 }
 
-/* A run's best sequence into *t (its arrays allocated here, freed by the caller): 0, or
- * HP_NOMEM. */
+/* A run's best sequence into *t, zeroed (its arrays allocated here, freed by the caller):
+ * 0, or HP_NOMEM. */
 static hp_err keep_seq(const pdp *c, long best, hp_pat_result *t)
 {
-  if (!t->first) t->first = hp__calloc((size_t)c->pp + 1, sizeof *t->first);
-  if (!t->kind) t->kind = hp__calloc((size_t)c->pp, sizeof *t->kind);
-  if (!t->rec) t->rec = hp__calloc((size_t)c->pp, sizeof *t->rec);
+  t->first = hp__calloc((size_t)c->pp + 1, sizeof *t->first);
+  t->kind = hp__calloc((size_t)c->pp, sizeof *t->kind);
+  t->rec = hp__calloc((size_t)c->pp, sizeof *t->rec);
   if (!t->first || !t->kind || !t->rec) return HP_NOMEM;
   record(c, best, t);
   return HP_OK;
